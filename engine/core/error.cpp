@@ -1,0 +1,17 @@
+#include "engine/core/error.h"
+
+namespace eagerlm {
+
+const char* error_code_name(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInvalidArgument: return "invalid argument";
+    case ErrorCode::kInvalidFile: return "invalid file";
+    case ErrorCode::kIo: return "I/O error";
+    case ErrorCode::kUnsupported: return "unsupported";
+    case ErrorCode::kOutOfMemory: return "out of memory";
+    case ErrorCode::kInternal: return "internal error";
+  }
+  return "unknown error";
+}
+
+}  // namespace eagerlm

@@ -1,0 +1,40 @@
+// Loading a Hugging Face GPT-2 directory: config.json plus model.safetensors (or shards listed
+// in model.safetensors.index.json). Every expected tensor must be present with the shape the
+// config implies (Conv1D weights [in, out]; never transposed silently); names may carry the
+// `transformer.` prefix (all or none); `lm_head.weight` may be absent (tied to wte) or equal to
+// wte; the attention-mask buffers `*.attn.bias` / `*.attn.masked_bias` are ignored; anything
+// else is an error naming the tensor and file.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/core/dtype.h"
+#include "models/gpt2/config.h"
+#include "models/gpt2/parameters.h"
+
+namespace eagerlm::gpt2 {
+
+struct CheckpointSummary {
+  std::string dir;
+  std::vector<std::string> files;  // config and weight files
+  Config config;
+  int64_t parameter_count = 0;
+  size_t parameter_bytes = 0;      // as stored
+  std::vector<DType> dtypes;       // storage dtypes present, in DType order
+  bool prefixed = false;           // names carry `transformer.`
+};
+
+struct LoadedCheckpoint {
+  Config config;
+  // Tensors in the checkpoint's storage dtype, borrowing the memory-mapped files (kept alive by
+  // the tensors themselves): nothing is read twice.
+  ParameterTensors parameters;
+  CheckpointSummary summary;
+};
+
+// Validates the directory, the config and every tensor's presence, dtype and shape.
+CheckpointSummary inspect_checkpoint(const std::string& dir);
+LoadedCheckpoint load_checkpoint(const std::string& dir);
+
+}  // namespace eagerlm::gpt2

@@ -1,0 +1,59 @@
+#include "models/gpt2/parameters.h"
+
+#include <cmath>
+
+#include "engine/core/error.h"
+
+namespace eagerlm::gpt2 {
+
+std::vector<ParameterSpec> parameter_specs(const Config& c) {
+  const int64_t d = c.n_embd, m = c.mlp_width();
+  const double sigma = c.initializer_range;
+  const double sigma_residual = sigma / std::sqrt(2.0 * double(c.n_layer));
+  std::vector<ParameterSpec> specs;
+  specs.reserve(size_t(2 + 12 * c.n_layer + 2));
+  auto add = [&](std::string name, Shape shape, InitKind init) {
+    const double s = init == InitKind::kNormal ? sigma : init == InitKind::kNormalResidual ? sigma_residual : 0.0;
+    specs.push_back({std::move(name), shape, init, s});
+  };
+  add("wte.weight", {c.vocab_size, d}, InitKind::kNormal);
+  add("wpe.weight", {c.n_positions, d}, InitKind::kNormal);
+  for (int64_t i = 0; i < c.n_layer; ++i) {
+    const std::string p = "h." + std::to_string(i) + ".";
+    add(p + "ln_1.weight", {d}, InitKind::kOnes);
+    add(p + "ln_1.bias", {d}, InitKind::kZeros);
+    add(p + "attn.c_attn.weight", {d, 3 * d}, InitKind::kNormal);
+    add(p + "attn.c_attn.bias", {3 * d}, InitKind::kZeros);
+    add(p + "attn.c_proj.weight", {d, d}, InitKind::kNormalResidual);
+    add(p + "attn.c_proj.bias", {d}, InitKind::kZeros);
+    add(p + "ln_2.weight", {d}, InitKind::kOnes);
+    add(p + "ln_2.bias", {d}, InitKind::kZeros);
+    add(p + "mlp.c_fc.weight", {d, m}, InitKind::kNormal);
+    add(p + "mlp.c_fc.bias", {m}, InitKind::kZeros);
+    add(p + "mlp.c_proj.weight", {m, d}, InitKind::kNormalResidual);
+    add(p + "mlp.c_proj.bias", {d}, InitKind::kZeros);
+  }
+  add("ln_f.weight", {d}, InitKind::kOnes);
+  add("ln_f.bias", {d}, InitKind::kZeros);
+  return specs;
+}
+
+int64_t parameter_count(const Config& config) {
+  int64_t n = 0;
+  for (const auto& s : parameter_specs(config)) n += s.shape.numel();
+  return n;
+}
+
+const Tensor& ParameterTensors::get(const std::string& name) const {
+  for (size_t i = 0; i < specs.size(); ++i)
+    if (specs[i].name == name) return tensors[i];
+  throw_error(ErrorCode::kInternal, "no parameter named " + name);
+}
+
+size_t ParameterTensors::total_bytes() const {
+  size_t n = 0;
+  for (const auto& t : tensors) n += t.nbytes();
+  return n;
+}
+
+}  // namespace eagerlm::gpt2

@@ -1,0 +1,29 @@
+#include "tools/cli/cli_common.h"
+
+#include <unistd.h>
+
+#include <iostream>
+#include <iterator>
+
+#include "engine/core/threads.h"
+#include "tools/cli/command.h"
+
+namespace eagerlm::cli {
+
+void add_threads_option(CLI::App& app, int& threads) {
+  const int max_threads = hardware_threads() * 4;
+  app.add_option("-t,--threads", threads, "CPU threads (default: all cores)")
+      ->check(CLI::Range(1, max_threads));
+}
+
+void apply_threads(int threads) { set_num_threads(threads > 0 ? threads : hardware_threads()); }
+
+bool stdout_is_tty() { return isatty(STDOUT_FILENO) == 1; }
+bool stderr_is_tty() { return isatty(STDERR_FILENO) == 1; }
+
+std::string read_all_stdin() {
+  std::ios::sync_with_stdio(false);
+  return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+}
+
+}  // namespace eagerlm::cli
