@@ -10,20 +10,12 @@
 #include <vector>
 
 #include "engine/core/arena.h"
+#include "engine/generation/step_model.h"
 #include "engine/ops/exec_context.h"
 #include "models/gpt2/kv_cache.h"
 #include "models/gpt2/model.h"
 
 namespace eagerlm::gpt2 {
-
-// One sequence's share of a step: `n_tokens` new tokens at positions past_len.. of cache slot
-// `slot`. Its cache must already hold positions [0, past_len).
-struct SequenceStep {
-  int32_t slot = 0;
-  int32_t past_len = 0;
-  const int32_t* tokens = nullptr;
-  int32_t n_tokens = 0;
-};
 
 enum class LogitsFor {
   kLastToken,  // one row per sequence: its last new token (generation)

@@ -1,0 +1,58 @@
+#include "tools/cli/model_source.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include "models/gpt2/initializer.h"
+#include "tools/cli/command.h"
+#include "tools/cli/progress_bar.h"
+
+namespace eagerlm::cli {
+
+void add_model_options(CLI::App& app, ModelSource& s) {
+  auto* m = app.add_option("-m,--model", s.model_dir, "Hugging Face GPT-2 directory (config.json + model.safetensors)");
+  auto* p = app.add_option("--preset", s.preset, "Random-weight model of a published size, initialized by eagerlm")
+                ->check(CLI::IsMember({"gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"}));
+  m->excludes(p);
+  app.add_option("--init-seed", s.init_seed, "Seed for --preset (and the default model)")->capture_default_str();
+  app.add_option("--device", s.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+}
+
+Device parse_device(const std::string& name) {
+  auto d = device_from_name(name);
+  if (!d) throw UsageError("--device: expected cpu or cuda, got '" + name + "'");
+  return *d;
+}
+
+LoadedModel load_model(const ModelSource& s, bool quiet) {
+  const auto start = std::chrono::steady_clock::now();
+  const Device device = parse_device(s.device);
+  LoadedModel out{nullptr, Tokenizer::gpt2(), "", false, 0};
+  if (!s.model_dir.empty()) {
+    ProgressBar bar("loading", !quiet);
+    out.model = gpt2::Model::load(s.model_dir, device, [&](size_t d, size_t t) { bar.update(d, t); });
+    out.tokenizer = Tokenizer::for_model_directory(s.model_dir);
+    out.description = s.model_dir;
+  } else {
+    const std::string preset = s.preset.empty() ? "gpt2" : s.preset;
+    const gpt2::Config config = gpt2::preset(preset);
+    ProgressBar bar("initializing", !quiet);
+    gpt2::InitOptions init;
+    init.seed = s.init_seed;
+    init.device = device;
+    init.progress = [&](size_t d, size_t t) { bar.update(d, t); };
+    out.model = gpt2::Model::from_parameters(config, gpt2::initialize(config, init), device);
+    out.description = preset + " initialized from seed " + std::to_string(s.init_seed);
+    out.random_weights = true;
+    if (!quiet)
+      std::fprintf(stderr,
+                   "eagerlm: no -m given: using %s (random weights: the text is meaningless).\n"
+                   "eagerlm: for real text, point -m at a Hugging Face GPT-2 directory "
+                   "(config.json + model.safetensors).\n",
+                   out.description.c_str());
+  }
+  out.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+}  // namespace eagerlm::cli
