@@ -6,6 +6,7 @@
 // else is an error naming the tensor and file.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,5 +37,12 @@ struct LoadedCheckpoint {
 // Validates the directory, the config and every tensor's presence, dtype and shape.
 CheckpointSummary inspect_checkpoint(const std::string& dir);
 LoadedCheckpoint load_checkpoint(const std::string& dir);
+
+// Writes a Hugging Face-compatible directory: config.json and model.safetensors with GPT-2's
+// tensor names (bare, as GPT2LMHeadModel.from_pretrained accepts them) and Conv1D layouts.
+// Tensors are written in their own dtype and must be on the CPU. The directory is created if
+// missing; existing files of those names are replaced.
+void save_checkpoint(const std::string& dir, const Config& config, const ParameterTensors& parameters,
+                     const std::function<void(uint64_t, uint64_t)>& progress = {});
 
 }  // namespace eagerlm::gpt2

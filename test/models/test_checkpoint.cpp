@@ -1,0 +1,188 @@
+// Loading Hugging Face GPT-2 directories: round trips in F32/F16/BF16, bare and
+// `transformer.`-prefixed names, tied lm_head, ignorable mask buffers, shards; and every
+// model-level malformation (bad-inputs rows 15-17) rejected naming the tensor.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "engine/core/error.h"
+#include "engine/io/safetensors_writer.h"
+#include "models/gpt2/checkpoint.h"
+#include "models/gpt2/forward.h"
+#include "test/models/test_models_util.h"
+
+using namespace eagerlm;
+using namespace eagerlm::gpt2;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  TempDir() {
+    static std::mt19937_64 rng(std::random_device{}());
+    path = fs::temp_directory_path() / ("eagerlm-ckpt-" + std::to_string(rng()));
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string str() const { return path.string(); }
+  fs::path path;
+};
+
+struct Named {
+  std::string name;
+  Tensor tensor;
+};
+
+// Parameters as a list of (name, tensor) to edit before writing.
+std::vector<Named> as_named(const ParameterTensors& p, const std::string& prefix = "") {
+  std::vector<Named> out;
+  for (size_t i = 0; i < p.specs.size(); ++i) out.push_back({prefix + p.specs[i].name, p.tensors[i]});
+  return out;
+}
+
+Tensor converted(const Tensor& t, DType dtype) {
+  Tensor out = Tensor::empty(t.shape(), dtype);
+  convert_from_f32(t.f32(), dtype, out.raw(), size_t(t.numel()));
+  return out;
+}
+
+void write_dir(const std::string& dir, const Config& c, const std::vector<Named>& tensors,
+               const std::string& file = "model.safetensors") {
+  std::vector<io::TensorToWrite> w;
+  for (const auto& n : tensors) w.push_back({n.name, n.tensor.dtype(), n.tensor.shape().to_vector(), n.tensor.raw()});
+  io::write_safetensors(dir + "/" + file, w);
+  std::ofstream(dir + "/config.json") << c.to_json();
+}
+
+void expect_rejected(const std::string& dir, const std::string& needle) {
+  try {
+    load_checkpoint(dir);
+    FAIL("accepted a checkpoint that should fail with: " << needle);
+  } catch (const Error& e) {
+    INFO(e.what());
+    CHECK(e.code() == ErrorCode::kInvalidFile);
+    CHECK_THAT(e.what(), Catch::Contains(needle));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("save_checkpoint then load gives the same weights and the same logits", "[checkpoint]") {
+  const Config c = test::tiny_config();
+  const auto params = test::random_parameters(c, 3);
+  TempDir dir;
+  save_checkpoint(dir.str(), c, params);
+  auto loaded = load_checkpoint(dir.str());
+  CHECK(loaded.config.n_layer == c.n_layer);
+  CHECK(loaded.config.n_embd == c.n_embd);
+  REQUIRE(loaded.parameters.tensors.size() == params.tensors.size());
+  for (size_t i = 0; i < params.tensors.size(); ++i) {
+    REQUIRE(loaded.parameters.tensors[i].shape() == params.tensors[i].shape());
+    CHECK(std::memcmp(loaded.parameters.tensors[i].raw(), params.tensors[i].raw(), params.tensors[i].nbytes()) == 0);
+  }
+  const std::vector<int32_t> tokens = {5, 9, 2, 77, 13};
+  ForwardPass a(Model::from_parameters(c, params, Device::kCpu), {});
+  ForwardPass b(Model::load(dir.str(), Device::kCpu), {});
+  const Tensor la = a.step({{0, 0, tokens.data(), 5}}, LogitsFor::kLastToken);
+  const Tensor lb = b.step({{0, 0, tokens.data(), 5}}, LogitsFor::kLastToken);
+  CHECK(std::memcmp(la.raw(), lb.raw(), la.nbytes()) == 0);
+  const auto summary = inspect_checkpoint(dir.str());
+  CHECK(summary.parameter_count == parameter_count(c));
+  CHECK(summary.dtypes == std::vector<DType>{DType::kF32});
+}
+
+TEST_CASE("F16 and BF16 checkpoints load converted to float32", "[checkpoint]") {
+  const Config c = test::tiny_config(1);
+  const auto params = test::random_parameters(c, 4);
+  for (DType dt : {DType::kF16, DType::kBF16}) {
+    TempDir dir;
+    auto named = as_named(params);
+    for (auto& n : named) n.tensor = converted(n.tensor, dt);
+    write_dir(dir.str(), c, named);
+    auto model = Model::load(dir.str(), Device::kCpu);
+    for (size_t i = 0; i < named.size(); ++i) {
+      const Tensor& got = model->parameters().tensors[i];
+      REQUIRE(got.dtype() == DType::kF32);
+      std::vector<float> want(size_t(got.numel()));
+      convert_to_f32(named[i].tensor.raw(), dt, want.data(), want.size());
+      CHECK(std::memcmp(got.raw(), want.data(), got.nbytes()) == 0);
+    }
+  }
+}
+
+TEST_CASE("prefixed names, a tied lm_head and mask buffers are accepted", "[checkpoint]") {
+  const Config c = test::tiny_config();
+  const auto params = test::random_parameters(c, 5);
+  TempDir dir;
+  auto named = as_named(params, "transformer.");
+  named.push_back({"lm_head.weight", params.tensors[0]});
+  for (int l = 0; l < c.n_layer; ++l)
+    named.push_back({"transformer.h." + std::to_string(l) + ".attn.bias", Tensor::zeros({1, 1, c.n_positions, c.n_positions})});
+  write_dir(dir.str(), c, named);
+  const auto loaded = load_checkpoint(dir.str());
+  CHECK(loaded.summary.prefixed);
+  CHECK(std::memcmp(loaded.parameters.get("wte.weight").raw(), params.tensors[0].raw(), params.tensors[0].nbytes()) == 0);
+}
+
+TEST_CASE("sharded checkpoints load across shards", "[checkpoint]") {
+  const Config c = test::tiny_config();
+  const auto params = test::random_parameters(c, 6);
+  TempDir dir;
+  auto named = as_named(params);
+  const size_t half = named.size() / 2;
+  std::vector<Named> first(named.begin(), named.begin() + long(half)), second(named.begin() + long(half), named.end());
+  write_dir(dir.str(), c, first, "model-00001-of-00002.safetensors");
+  write_dir(dir.str(), c, second, "model-00002-of-00002.safetensors");
+  std::string index = R"({"metadata": {"total_size": 0}, "weight_map": {)";
+  for (size_t i = 0; i < named.size(); ++i)
+    index += (i ? "," : "") + ("\"" + named[i].name + "\": \"model-0000" + (i < half ? "1" : "2") + "-of-00002.safetensors\"");
+  std::ofstream(dir.str() + "/model.safetensors.index.json") << index << "}}";
+  const auto loaded = load_checkpoint(dir.str());
+  CHECK(loaded.summary.files.size() == 3);
+  CHECK(std::memcmp(loaded.parameters.get("ln_f.bias").raw(), params.get("ln_f.bias").raw(), params.get("ln_f.bias").nbytes()) == 0);
+}
+
+TEST_CASE("model-level malformations are rejected naming the tensor", "[checkpoint][errors]") {
+  const Config c = test::tiny_config();
+  const auto params = test::random_parameters(c, 7);
+  auto with = [&](const std::function<void(std::vector<Named>&)>& edit, const std::string& needle, Config cfg) {
+    TempDir dir;
+    auto named = as_named(params);
+    edit(named);
+    write_dir(dir.str(), cfg, named);
+    expect_rejected(dir.str(), needle);
+  };
+  auto drop = [](const std::string& name) {
+    return [name](std::vector<Named>& v) {
+      v.erase(std::remove_if(v.begin(), v.end(), [&](const Named& n) { return n.name == name; }), v.end());
+    };
+  };
+  // Row 15: a required tensor missing; n_layer in config != layers in the file.
+  with(drop("h.1.mlp.c_fc.bias"), "h.1.mlp.c_fc.bias", c);
+  Config fewer = c;
+  fewer.n_layer = 1;
+  with([](std::vector<Named>&) {}, "n_layer", fewer);
+  Config more = c;
+  more.n_layer = 3;
+  with([](std::vector<Named>&) {}, "h.2.", more);
+  // Row 16: a Linear-layout (transposed) export; wpe with too few rows.
+  with([&](std::vector<Named>& v) { v[4].tensor = Tensor::zeros({3 * c.n_embd, c.n_embd}); }, "h.0.attn.c_attn.weight", c);
+  with([&](std::vector<Named>& v) { v[1].tensor = Tensor::zeros({c.n_positions - 1, c.n_embd}); }, "wpe.weight", c);
+  // Row 17: unknown tensors; a mix of prefixed and bare names.
+  with([](std::vector<Named>& v) { v.push_back({"score.weight", Tensor::zeros({2, 2})}); }, "score.weight", c);
+  with([](std::vector<Named>& v) { v[3].name = "transformer." + v[3].name; }, "mix", c);
+  // An untied head; a parameter stored as an integer type.
+  with([&](std::vector<Named>& v) { v.push_back({"lm_head.weight", Tensor::zeros({c.vocab_size, c.n_embd})}); }, "lm_head", c);
+  with([&](std::vector<Named>& v) { v[2].tensor = Tensor::zeros({c.n_embd}, DType::kI32); }, "h.0.ln_1.weight", c);
+}
+
+TEST_CASE("directories that are not GPT-2 checkpoints are rejected", "[checkpoint][errors]") {
+  TempDir dir;
+  CHECK_THROWS_AS(load_checkpoint(dir.str() + "/missing"), Error);
+  CHECK_THROWS_AS(load_checkpoint(dir.str()), Error);  // empty directory
+  std::ofstream(dir.str() + "/config.json") << "{\"n_layer\": 1}";
+  std::ofstream(dir.str() + "/model.safetensors") << "short";
+  CHECK_THROWS_AS(load_checkpoint(dir.str()), Error);
+}
