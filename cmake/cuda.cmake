@@ -13,7 +13,7 @@ if(NOT EAGERLM_CUDA STREQUAL "OFF")
     endif()
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
-    set(CMAKE_CUDA_STANDARD 20)
+    set(CMAKE_CUDA_STANDARD 17)  # CMake 3.25 has no C++20 flag for nvcc
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
     set(EAGERLM_WITH_CUDA ON)
   elseif(EAGERLM_CUDA STREQUAL "ON")

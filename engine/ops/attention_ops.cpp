@@ -39,6 +39,7 @@ void kv_append(const ExecContext& ctx, const Tensor& qkv, const StepBatch& batch
   const char* op = "kv_append";
   check_cache(ctx, kv, op);
   check_qkv(ctx, qkv, batch, kv.layout, op);
+  expect(qkv.is_contiguous(), op, "qkv rows must be dense (the kernels take no row stride)");
   switch (ctx.device()) {
     case Device::kCpu: return cpu::kv_append(qkv.f32(), batch, kv.layout, kv.keys.f32(), kv.values.f32());
     case Device::kCuda:
