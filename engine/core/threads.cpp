@@ -29,7 +29,9 @@ void set_num_threads(int n) {
   if (n < 1) n = 1;
   g_threads = n;
   omp_set_num_threads(n);
-  openblas_set_num_threads(n);
+  // OpenBLAS stays single-threaded: kernels/cpu/linear.cpp splits GEMMs across OpenMP threads,
+  // so only one pool of threads ever competes for the cores.
+  openblas_set_num_threads(1);
 }
 
 }  // namespace eagerlm

@@ -1,6 +1,11 @@
 // linear and linear_transposed: the projections of every layer and the tied output head, on
 // OpenBLAS (sgemv for a single row, where sgemm's packing would cost more than it saves).
+//
+// Threads: OpenBLAS runs single-threaded and the output columns are split across eagerlm's
+// OpenMP threads. Two thread pools (OpenBLAS's and OpenMP's, each spinning while idle) fighting
+// over two cores made every GEMM several times slower; one pool removes the contention.
 #include <cblas.h>
+#include <omp.h>
 
 #include <algorithm>
 
@@ -25,6 +30,25 @@ void fill_rows(float* y, int64_t ldy, const float* bias, int64_t m, int64_t n) {
   }
 }
 
+// Calls body(n0, n1) on column blocks covering [0, n), one per OpenMP thread, when the product
+// is big enough to be worth splitting. Blocks are multiples of 16 columns (one AVX-512 vector).
+template <typename Body>
+void split_columns(int64_t m, int64_t k, int64_t n, const Body& body) {
+  static const bool blas_single_threaded = (openblas_set_num_threads(1), true);
+  (void)blas_single_threaded;
+  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  if (threads <= 1 || m * k * n < (int64_t(1) << 18) || n < 32) {
+    body(int64_t(0), n);
+    return;
+  }
+  const int64_t block = (n + threads * 16 - 1) / (threads * 16) * 16;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int t = 0; t < threads; ++t) {
+    const int64_t n0 = std::min(n, int64_t(t) * block), n1 = std::min(n, n0 + block);
+    if (n1 > n0) body(n0, n1);
+  }
+}
+
 }  // namespace
 
 void linear(const float* x, int64_t ldx, const float* w, const float* bias, float* y, int64_t ldy,
@@ -37,14 +61,17 @@ void linear(const float* x, int64_t ldx, const float* w, const float* bias, floa
   const auto bm = static_cast<blasint>(m);
   const auto bk = static_cast<blasint>(k);
   const auto bn = static_cast<blasint>(n);
-  if (m == 1) {
-    // y[n] = wᵀ[n,k] · x[k]: w is k×n row-major, so ask for its transpose.
-    cblas_sgemv(CblasRowMajor, CblasTrans, bk, bn, 1.0f, w, bn, x, 1, 1.0f, y, 1);
-  } else {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, bm, bn, bk, 1.0f, x,
-                static_cast<blasint>(ldx), w, bn, prefill ? 1.0f : 0.0f, y,
-                static_cast<blasint>(ldy));
-  }
+  split_columns(m, k, n, [&](int64_t n0, int64_t n1) {
+    const auto cols = static_cast<blasint>(n1 - n0);
+    if (m == 1) {
+      // y[n0:n1] = w[:, n0:n1]ᵀ · x: w is k×n row-major, so ask for its transpose.
+      cblas_sgemv(CblasRowMajor, CblasTrans, bk, cols, 1.0f, w + n0, bn, x, 1, 1.0f, y + n0, 1);
+    } else {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, bm, cols, bk, 1.0f, x,
+                  static_cast<blasint>(ldx), w + n0, bn, prefill ? 1.0f : 0.0f, y + n0,
+                  static_cast<blasint>(ldy));
+    }
+  });
 }
 
 void linear_transposed(const float* x, int64_t ldx, const float* w, float* y, int64_t ldy,
@@ -54,16 +81,18 @@ void linear_transposed(const float* x, int64_t ldx, const float* w, float* y, in
   if (k <= 0) return;
   const auto bm = static_cast<blasint>(m);
   const auto bk = static_cast<blasint>(k);
-  const auto bn = static_cast<blasint>(n);
-  if (m == 1) {
-    // y[n] = w[n,k] · x[k].
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, bn, bk, 1.0f, w, bk, x, 1, 1.0f, y, 1);
-  } else {
-    // sgemm with beta = 0 overwrites C without reading it, so the (vocabulary-wide) logits
-    // need no zero-fill pass first.
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, bm, bn, bk, 1.0f, x,
-                static_cast<blasint>(ldx), w, bk, 0.0f, y, static_cast<blasint>(ldy));
-  }
+  split_columns(m, k, n, [&](int64_t n0, int64_t n1) {
+    const auto rows = static_cast<blasint>(n1 - n0);
+    if (m == 1) {
+      // y[n0:n1] = w[n0:n1, :] · x.
+      cblas_sgemv(CblasRowMajor, CblasNoTrans, rows, bk, 1.0f, w + n0 * k, bk, x, 1, 1.0f, y + n0, 1);
+    } else {
+      // sgemm with beta = 0 overwrites C without reading it, so the (vocabulary-wide) logits
+      // need no zero-fill pass first.
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, bm, rows, bk, 1.0f, x,
+                  static_cast<blasint>(ldx), w + n0 * k, bk, 0.0f, y + n0, static_cast<blasint>(ldy));
+    }
+  });
 }
 
 }  // namespace eagerlm::cpu

@@ -11,5 +11,6 @@ Subcommand add_init_command(CLI::App& root);
 Subcommand add_generate_command(CLI::App& root);
 Subcommand add_tokenize_command(CLI::App& root);
 Subcommand add_detokenize_command(CLI::App& root);
+Subcommand add_bench_command(CLI::App& root);
 
 }  // namespace eagerlm::cli

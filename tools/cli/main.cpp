@@ -2,6 +2,7 @@
 // errors become exit codes: 2 for usage errors (unknown or malformed flags, values out of
 // range), 1 for every other failure, each reported as one line on standard error.
 #include <iostream>
+#include <string>
 #include <vector>
 
 #include "engine/core/error.h"
@@ -20,7 +21,22 @@ int main(int argc, char** argv) {
       add_generate_command(root),
       add_tokenize_command(root),
       add_detokenize_command(root),
+      add_bench_command(root),
   };
+
+  // CLI11 would only say "a subcommand is required"; name the word it did not know.
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    std::string names;
+    for (const auto& cmd : commands) {
+      known = known || cmd.app->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + cmd.app->get_name();
+    }
+    if (!known) {
+      std::cerr << "eagerlm: unknown command '" << argv[1] << "' (expected one of: " << names << ")\n";
+      return 2;
+    }
+  }
 
   try {
     root.parse(argc, argv);

@@ -1,0 +1,192 @@
+// `eagerlm bench`: the engine's speed on this machine, measured beside the machine's own limits
+// in the same run — first-token latency (cold and warm), prefill throughput against the FP32
+// peak, decode latency by batch size and by position against the memory-bandwidth floor.
+// Numbers are medians; --json prints one object for tools and docs/benchmarks.md.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "engine/core/threads.h"
+#include "models/gpt2/forward.h"
+#include "tools/bench/machine_probe.h"
+#include "tools/cli/cli_common.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/model_source.h"
+
+namespace eagerlm::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+struct BenchOptions {
+  ModelSource source;
+  int threads = 0;
+  int decode_steps = 16;
+  bool json = false;
+  bool quick = false;  // fewer, shorter measurements (CI smoke runs)
+};
+
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+std::vector<int32_t> tokens(size_t n, int64_t vocab) {
+  std::vector<int32_t> t(n);
+  for (size_t i = 0; i < n; ++i) t[i] = int32_t((i * 7919 + 13) % size_t(vocab));
+  return t;
+}
+
+// Multiply-adds ×2 of a prefill of T tokens: every linear layer on every token, causal
+// attention (QKᵀ and PV over T²/2 pairs), and the output head on the last token only.
+double prefill_flops(const gpt2::Config& c, double T) {
+  const double d = double(c.n_embd), m = double(c.mlp_width());
+  const double per_token_linear = 2 * (d * 3 * d + d * d + 2 * d * m) * double(c.n_layer);
+  const double attention = 2 * 2 * (T * (T + 1) / 2) * d * double(c.n_layer);
+  return per_token_linear * T + attention + 2 * d * double(c.vocab_size);
+}
+
+// Bytes a batch-1 decode step must read: every weight once, except wpe (one row).
+double decode_weight_bytes(const gpt2::Model& model) {
+  const auto& c = model.config();
+  return double(model.parameter_count() - c.n_positions * c.n_embd + c.n_embd) * sizeof(float);
+}
+
+// Median ms of `steps` decode steps of `batch` sequences, each first prefilled to `position`.
+double time_decode(const std::shared_ptr<const gpt2::Model>& model, int64_t batch, int64_t position, int steps) {
+  const auto& c = model->config();
+  gpt2::ForwardLimits lim;
+  lim.max_slots = batch;
+  lim.max_len = std::min<int64_t>(c.n_positions, position + steps);
+  lim.max_step_rows = std::min<int64_t>(512, batch * position);
+  gpt2::ForwardPass fwd(model, lim);
+  const auto prompt = tokens(size_t(position), c.vocab_size);
+  for (int64_t s = 0; s < batch; ++s)
+    for (int64_t start = 0; start < position; start += 512) {
+      const int32_t n = int32_t(std::min<int64_t>(512, position - start));
+      fwd.step({{int32_t(s), int32_t(start), prompt.data() + start, n}}, gpt2::LogitsFor::kLastToken);
+    }
+  std::vector<int32_t> next(size_t(batch), 42);
+  std::vector<double> ms;
+  for (int i = 0; i < steps; ++i) {
+    std::vector<SequenceStep> step;
+    for (int64_t s = 0; s < batch; ++s) step.push_back({int32_t(s), int32_t(position + i), &next[size_t(s)], 1});
+    const auto t0 = Clock::now();
+    fwd.step(step, gpt2::LogitsFor::kLastToken);
+    fwd.context().synchronize();
+    ms.push_back(ms_since(t0));
+  }
+  return median(ms);
+}
+
+int run_bench(const BenchOptions& o) {
+  apply_threads(o.threads);
+  const int threads = num_threads();
+  auto say = [&](const char* fmt, auto... args) {
+    if (!o.json) std::fprintf(stderr, fmt, args...);
+  };
+  say("eagerlm bench: measuring the machine (%d threads)...\n", threads);
+  const bench::MachineInfo machine = bench::probe_machine(threads);
+  LoadedModel lm = load_model(o.source, o.json);
+  const auto& model = lm.model;
+  const auto& c = model->config();
+  const int steps = o.quick ? 4 : o.decode_steps;
+  json out = {{"machine", {{"cpu", machine.cpu}, {"threads", threads}, {"read_gbps", machine.read_gbps},
+                           {"fp32_peak_gflops", machine.fp32_gflops}}},
+              {"model", {{"name", lm.description}, {"parameters", model->parameter_count()},
+                         {"device", device_name(model->device())}}},
+              {"load_ms", lm.load_ms}};
+
+  // First token: the first step a fresh ForwardPass ever runs, then the same step warm.
+  {
+    const auto prompt = tokens(16, c.vocab_size);
+    gpt2::ForwardLimits lim;
+    lim.max_len = std::min<int64_t>(c.n_positions, 64);
+    std::vector<double> ms;
+    for (int i = 0; i < (o.quick ? 2 : 6); ++i) {
+      const auto t0 = Clock::now();
+      gpt2::ForwardPass fwd(model, lim);
+      fwd.step({{0, 0, prompt.data(), 16}}, gpt2::LogitsFor::kLastToken);
+      fwd.context().synchronize();
+      ms.push_back(ms_since(t0));
+    }
+    const double cold = ms.front();
+    ms.erase(ms.begin());
+    out["first_token_ms"] = {{"prompt_tokens", 16}, {"cold", cold}, {"warm", median(ms)}};
+    say("first token (16-token prompt): cold %.1f ms, warm %.1f ms\n", cold, median(ms));
+  }
+
+  out["prefill"] = json::array();
+  for (int64_t T : {int64_t(128), int64_t(512)}) {
+    if (T > c.n_positions || (o.quick && T > 128)) continue;
+    gpt2::ForwardLimits lim;
+    lim.max_len = T;
+    lim.max_step_rows = T;
+    gpt2::ForwardPass fwd(model, lim);
+    const auto prompt = tokens(size_t(T), c.vocab_size);
+    std::vector<double> ms;
+    for (int i = 0; i < (o.quick ? 1 : 4); ++i) {
+      const auto t0 = Clock::now();
+      fwd.step({{0, 0, prompt.data(), int32_t(T)}}, gpt2::LogitsFor::kLastToken);
+      fwd.context().synchronize();
+      ms.push_back(ms_since(t0));
+    }
+    const double t = median(ms), gflops = prefill_flops(c, double(T)) / (t * 1e6);
+    out["prefill"].push_back({{"tokens", T}, {"ms", t}, {"tokens_per_second", double(T) * 1000 / t},
+                              {"gflops", gflops}, {"percent_of_peak", 100 * gflops / machine.fp32_gflops}});
+    say("prefill %lld tokens: %.1f ms, %.0f tokens/s, %.1f GFLOP/s = %.0f%% of FP32 peak (%.1f)\n", (long long)T, t,
+        double(T) * 1000 / t, gflops, 100 * gflops / machine.fp32_gflops, machine.fp32_gflops);
+  }
+
+  out["decode_batch"] = json::array();
+  for (int64_t b : {int64_t(1), int64_t(8), int64_t(32)}) {
+    if (o.quick && b > 8) continue;
+    const double ms = time_decode(model, b, 16, steps);
+    out["decode_batch"].push_back({{"batch", b}, {"position", 16}, {"ms_per_step", ms},
+                                   {"tokens_per_second", double(b) * 1000 / ms}});
+    say("decode batch %2lld at position 16: %.2f ms/step, %.1f tokens/s\n", (long long)b, ms, double(b) * 1000 / ms);
+  }
+
+  out["decode_position"] = json::array();
+  double decode_b1 = 0;
+  for (int64_t p : {int64_t(16), int64_t(512), int64_t(1000)}) {
+    if (p + steps > c.n_positions || (o.quick && p > 16)) continue;
+    const double ms = time_decode(model, 1, p, steps);
+    if (p == 16) decode_b1 = ms;
+    out["decode_position"].push_back({{"position", p}, {"ms_per_token", ms}});
+    say("decode batch 1 at position %4lld: %.2f ms/token\n", (long long)p, ms);
+  }
+
+  const double bytes = decode_weight_bytes(*model);
+  const double floor_ms = bytes / (machine.read_gbps * 1e9) * 1e3;
+  out["decode_floor"] = {{"weight_bytes_per_token", bytes}, {"read_gbps", machine.read_gbps}, {"floor_ms", floor_ms},
+                         {"measured_ms", decode_b1}, {"ratio", decode_b1 / floor_ms}};
+  say("decode floor: %.1f MB of weights / %.1f GB/s = %.2f ms; measured %.2f ms = %.2fx the floor\n", bytes / 1e6,
+      machine.read_gbps, floor_ms, decode_b1, decode_b1 / floor_ms);
+  if (o.json) std::cout << out.dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace
+
+Subcommand add_bench_command(CLI::App& root) {
+  auto o = std::make_shared<BenchOptions>();
+  CLI::App* app = root.add_subcommand("bench", "Measure first-token latency, prefill and decode speed");
+  add_model_options(*app, o->source);
+  add_threads_option(*app, o->threads);
+  app->add_option("--decode-steps", o->decode_steps, "Decode steps per measurement")
+      ->check(CLI::Range(1, 24))
+      ->capture_default_str();
+  app->add_flag("--quick", o->quick, "Fewer, shorter measurements (smoke test)");
+  app->add_flag("--json", o->json, "Print one JSON object");
+  return {app, [o] { return run_bench(*o); }};
+}
+
+}  // namespace eagerlm::cli
