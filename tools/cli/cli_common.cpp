@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <charconv>
+
 #include <iostream>
 #include <iterator>
 
@@ -17,6 +19,15 @@ void add_threads_option(CLI::App& app, int& threads) {
 }
 
 void apply_threads(int threads) { set_num_threads(threads > 0 ? threads : hardware_threads()); }
+
+uint64_t parse_u64_flag(const char* flag, const std::string& text) {
+  uint64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end)
+    throw UsageError(std::string(flag) + ": expected an integer in [0, 18446744073709551615], got '" + text + "'");
+  return value;
+}
 
 bool stdout_is_tty() { return isatty(STDOUT_FILENO) == 1; }
 bool stderr_is_tty() { return isatty(STDERR_FILENO) == 1; }

@@ -3,7 +3,6 @@
 // (models/gpt2/initializer.h: Hugging Face's scheme, JAX's random numbers). Without --out it
 // initializes in memory and reports size, time and checksum; with --out it writes a Hugging Face
 // directory (config.json + model.safetensors). --dry-run lists the parameters without allocating.
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -40,16 +39,6 @@ struct InitCliOptions {
   bool dry_run = false;
   bool json = false;
 };
-
-// --seed as an unsigned 64-bit integer, nothing else (no sign, no overflow, no trailing text).
-uint64_t parse_seed(const std::string& text) {
-  uint64_t value = 0;
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec != std::errc() || ptr != end)
-    throw UsageError("--seed: expected an integer in [0, 18446744073709551615], got '" + text + "'");
-  return value;
-}
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -122,7 +111,7 @@ std::vector<std::string> write_model(const InitCliOptions& o, uint64_t seed, con
 int run_init(const InitCliOptions& o) {
   if (o.preset.empty() == o.config_file.empty())
     throw UsageError("init: give exactly one of --preset NAME or --config FILE");
-  const uint64_t seed = parse_seed(o.seed);
+  const uint64_t seed = parse_u64_flag("--seed", o.seed);
   const DType dtype = *dtype_from_cli_name(o.dtype);  // CLI11 checked the name
   const Device device = *device_from_name(o.device);
   apply_threads(o.threads);

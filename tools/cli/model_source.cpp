@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "models/gpt2/initializer.h"
+#include "tools/cli/cli_common.h"
 #include "tools/cli/command.h"
 #include "tools/cli/progress_bar.h"
 
@@ -38,11 +39,11 @@ LoadedModel load_model(const ModelSource& s, bool quiet) {
     const gpt2::Config config = gpt2::preset(preset);
     ProgressBar bar("initializing", !quiet);
     gpt2::InitOptions init;
-    init.seed = s.init_seed;
+    init.seed = parse_u64_flag("--init-seed", s.init_seed);
     init.device = device;
     init.progress = [&](size_t d, size_t t) { bar.update(d, t); };
     out.model = gpt2::Model::from_parameters(config, gpt2::initialize(config, init), device);
-    out.description = preset + " initialized from seed " + std::to_string(s.init_seed);
+    out.description = preset + " initialized from seed " + std::to_string(init.seed);
     out.random_weights = true;
     if (!quiet)
       std::fprintf(stderr,

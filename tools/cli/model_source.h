@@ -18,7 +18,7 @@ namespace eagerlm::cli {
 struct ModelSource {
   std::string model_dir;
   std::string preset;
-  uint64_t init_seed = 0;
+  std::string init_seed = "0";  // parsed by parse_u64_flag
   std::string device = "cpu";
 };
 
