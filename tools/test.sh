@@ -7,3 +7,5 @@ bash tools/setup.sh
 cmake -S . -B build >/dev/null
 cmake --build build -j"$(nproc)"
 ctest --test-dir build --output-on-failure -j2
+# The installed library: find_package, pkg-config, add_subdirectory and ctypes consumers.
+bash tools/check_install.sh build

@@ -6,15 +6,12 @@
 #include <optional>
 #include <string_view>
 
+#include "eagerlm/common.hpp"  // Device, device_name, cuda_available (public API)
+
 namespace eagerlm {
 
-enum class Device : unsigned char { kCpu, kCuda };
-
-const char* device_name(Device d);
 std::optional<Device> device_from_name(std::string_view name);  // "cpu" | "cuda"
 
-// True when this build has the CUDA backend and a CUDA device is present.
-bool cuda_available();
 // Why CUDA is unavailable, for error messages ("built without CUDA", "no CUDA device", ...).
 const char* cuda_unavailable_reason();
 

@@ -2,6 +2,8 @@
 
 namespace eagerlm {
 
+Error::~Error() = default;
+
 const char* error_code_name(ErrorCode code) {
   switch (code) {
     case ErrorCode::kInvalidArgument: return "invalid argument";

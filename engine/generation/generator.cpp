@@ -47,7 +47,7 @@ const char* finish_reason_name(FinishReason r) {
   return "?";
 }
 
-std::vector<GenerationResult> Generator::generate(const std::vector<std::vector<int32_t>>& prompts,
+std::vector<GenerationResult> GenerationLoop::generate(const std::vector<std::vector<int32_t>>& prompts,
                                                   const GenerationOptions& options,
                                                   const TokenCallback& on_token) {
   options.validate();

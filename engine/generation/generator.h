@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "eagerlm/common.hpp"  // FinishReason, finish_reason_name (public API)
 #include "engine/generation/sampling.h"
 #include "engine/generation/step_model.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -26,9 +27,6 @@ struct GenerationOptions {
 
   void validate() const;  // throws Error(kInvalidArgument) naming the option
 };
-
-enum class FinishReason { kEos, kStop, kLength, kCallback };
-const char* finish_reason_name(FinishReason r);  // "eos", "stop", "length", "callback"
 
 struct GenerationResult {
   std::vector<int32_t> ids;    // generated ids only (an end-of-text id included when it ended it)
@@ -53,9 +51,10 @@ struct GenerationTimings {
 // false ends that sequence with FinishReason::kCallback.
 using TokenCallback = std::function<bool(size_t index, int32_t token, const std::string& text)>;
 
-class Generator {
+// (Named GenerationLoop so as not to clash with the public eagerlm::Generator, which wraps it.)
+class GenerationLoop {
  public:
-  Generator(StepModel& model, const Tokenizer& tokenizer) : model_(model), tokenizer_(tokenizer) {}
+  GenerationLoop(StepModel& model, const Tokenizer& tokenizer) : model_(model), tokenizer_(tokenizer) {}
 
   // prompts: token ids, each non-empty and at most the model's max_len long; at most
   // max_slots prompts. Results are in prompt order.

@@ -72,7 +72,7 @@ TEST_CASE("a ragged batch, prefilled in chunks, gives each prompt its own contin
   const Tokenizer tok = Tokenizer::gpt2();
   const std::vector<std::vector<int32_t>> prompts = {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {42}, {7, 7, 7}};
   ScriptedModel model(3, 64, 5);
-  Generator gen(model, tok);
+  GenerationLoop gen(model, tok);
   GenerationOptions o;
   o.max_new_tokens = 12;
   const auto results = gen.generate(prompts, o);
@@ -89,7 +89,7 @@ TEST_CASE("a ragged batch, prefilled in chunks, gives each prompt its own contin
 TEST_CASE("end-of-text ends a sequence unless ignored; finished sequences leave the batch", "[generator]") {
   const Tokenizer tok = Tokenizer::gpt2();
   ScriptedModel model(2, 64, 64, 6);
-  Generator gen(model, tok);
+  GenerationLoop gen(model, tok);
   GenerationOptions o;
   o.max_new_tokens = 20;
   const auto r = gen.generate({{1, 2, 3}, {4}}, o);
@@ -100,7 +100,7 @@ TEST_CASE("end-of-text ends a sequence unless ignored; finished sequences leave 
   CHECK(r[1].ids.size() == 6);  // 1 prompt token + 5 before the history reaches 6
   o.ignore_eos = true;
   ScriptedModel model2(1, 64, 64, 6);
-  Generator gen2(model2, tok);
+  GenerationLoop gen2(model2, tok);
   const auto r2 = gen2.generate({{1, 2, 3}}, o);
   CHECK(r2[0].ids.size() == 20);
   CHECK(r2[0].finish_reason == FinishReason::kLength);
@@ -111,11 +111,11 @@ TEST_CASE("a stop string cuts the text and ends the sequence", "[generator]") {
   GenerationOptions o;
   o.max_new_tokens = 16;
   ScriptedModel free_model(1, 64, 64);
-  const auto free_run = Generator(free_model, tok).generate({{5, 6}}, o)[0];
+  const auto free_run = GenerationLoop(free_model, tok).generate({{5, 6}}, o)[0];
   const std::string stop = tok.decode(std::vector<int32_t>{free_run.ids[5]});
   o.stop = {stop};
   ScriptedModel model(1, 64, 64);
-  const auto r = Generator(model, tok).generate({{5, 6}}, o)[0];
+  const auto r = GenerationLoop(model, tok).generate({{5, 6}}, o)[0];
   CHECK(r.finish_reason == FinishReason::kStop);
   CHECK(r.text == free_run.text.substr(0, free_run.text.find(stop)));
   CHECK(r.ids.size() <= 6);
@@ -128,7 +128,7 @@ TEST_CASE("the callback streams the text and can stop a sequence", "[generator]"
   o.max_new_tokens = 10;
   std::string streamed;
   int calls = 0;
-  const auto r = Generator(model, tok).generate({{9}}, o, [&](size_t, int32_t, const std::string& text) {
+  const auto r = GenerationLoop(model, tok).generate({{9}}, o, [&](size_t, int32_t, const std::string& text) {
     streamed += text;
     return ++calls < 4;
   })[0];
@@ -142,7 +142,7 @@ TEST_CASE("the context length ends a sequence with 'length'", "[generator]") {
   ScriptedModel model(1, 10, 64);
   GenerationOptions o;
   o.max_new_tokens = 100;
-  const auto r = Generator(model, tok).generate({{1, 2, 3, 4, 5, 6, 7, 8}}, o)[0];
+  const auto r = GenerationLoop(model, tok).generate({{1, 2, 3, 4, 5, 6, 7, 8}}, o)[0];
   CHECK(r.finish_reason == FinishReason::kLength);
   CHECK(r.ids.size() == 2);
 }
@@ -150,7 +150,7 @@ TEST_CASE("the context length ends a sequence with 'length'", "[generator]") {
 TEST_CASE("bad generation requests are rejected before running", "[generator][errors]") {
   const Tokenizer tok = Tokenizer::gpt2();
   ScriptedModel model(2, 10, 64);
-  Generator gen(model, tok);
+  GenerationLoop gen(model, tok);
   GenerationOptions o;
   CHECK_THROWS_AS(gen.generate({{1}, {2}, {3}}, o), Error);          // more prompts than slots
   CHECK_THROWS_AS(gen.generate({{}}, o), Error);                     // empty prompt

@@ -2,6 +2,9 @@
 // prompt), or a file of prompts, one per line (--prompt-file, generated as one batch). Text
 // streams to stdout as it is generated (one prompt) or is printed per prompt (a batch); timings
 // go to stderr. --json prints one JSON object instead and nothing else.
+#include <time.h>
+
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -32,6 +35,7 @@ struct GenerateOptions {
   int64_t seed = -1;
   std::vector<std::string> stop;
   bool ignore_eos = false, logprobs = false, json = false, truncate = false, parse_special = false;
+  bool timings_per_token = false;
   std::string invalid_utf8 = "error";
   int threads = 0;
   int64_t max_len = 0;
@@ -155,12 +159,26 @@ int run_generate(GenerateOptions& o) {
     std::fwrite(prompts.texts[0].data(), 1, prompts.texts[0].size(), stdout);
     std::fflush(stdout);
   }
-  Generator gen(step_model, lm.tokenizer);
+  GenerationLoop gen(step_model, lm.tokenizer);
+  // --timings-per-token: token_ms[k] is when the k-th token of the batch (the first sequence to
+  // reach index k) was sampled, in ms from just before generation; the origin is also given on
+  // CLOCK_MONOTONIC so another process on the machine (a benchmark) can place it on its clock.
+  std::vector<double> token_ms;
+  std::vector<size_t> tokens_seen(prompts.ids.size(), 0);
+  timespec origin_ts{};
+  clock_gettime(CLOCK_MONOTONIC, &origin_ts);
+  const auto origin = std::chrono::steady_clock::now();
   TokenCallback on_token;
-  if (stream)
-    on_token = [](size_t, int32_t, const std::string& text) {
-      std::fwrite(text.data(), 1, text.size(), stdout);
-      std::fflush(stdout);
+  if (stream || o.timings_per_token)
+    on_token = [&, stream](size_t index, int32_t token, const std::string& text) {
+      if (o.timings_per_token && token >= 0 && tokens_seen[index]++ == token_ms.size()) {
+        const auto elapsed = std::chrono::steady_clock::now() - origin;
+        token_ms.push_back(std::chrono::duration<double, std::milli>(elapsed).count());
+      }
+      if (stream) {
+        std::fwrite(text.data(), 1, text.size(), stdout);
+        std::fflush(stdout);
+      }
       return true;
     };
   const auto results = gen.generate(prompts.ids, g, on_token);
@@ -184,6 +202,10 @@ int run_generate(GenerateOptions& o) {
                       {"tokens_per_second", t.tokens_per_second()},
                       {"prompt_tokens", t.prompt_tokens},
                       {"generated_tokens", t.generated_tokens}};
+    if (o.timings_per_token) {
+      out["timings"]["token_ms"] = token_ms;
+      out["timings"]["monotonic_origin_ms"] = double(origin_ts.tv_sec) * 1e3 + double(origin_ts.tv_nsec) * 1e-6;
+    }
     // Invalid UTF-8 in generated text (random weights can emit any byte) becomes U+FFFD.
     std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
@@ -235,6 +257,9 @@ Subcommand add_generate_command(CLI::App& root) {
   app->add_flag("--ignore-eos", o->ignore_eos, "Keep generating after <|endoftext|>");
   app->add_flag("--logprobs", o->logprobs, "Record log-probabilities of the generated tokens (--json)");
   app->add_flag("--json", o->json, "Print one JSON object (no streaming)");
+  app->add_flag("--timings-per-token", o->timings_per_token,
+                "With --json: timings.token_ms, when each token index was sampled (ms from the start of "
+                "generation), and timings.monotonic_origin_ms, that start on CLOCK_MONOTONIC");
   app->add_flag("--truncate", o->truncate, "Cut prompts longer than the context from the left");
   app->add_flag("--parse-special", o->parse_special, "Parse <|endoftext|> in prompts as the special token");
   app->add_option("--invalid-utf8", o->invalid_utf8, "Prompt bytes that are not UTF-8: error or replace")

@@ -1,0 +1,164 @@
+/* eagerlm's C API: everything the C++ API does, behind opaque handles, for C programs and for
+ * other languages' foreign-function interfaces (Python ctypes, Rust, Go).
+ *
+ * Conventions (docs/library.md has the details and examples):
+ * - Every call that can fail returns an eagerlm_status; EAGERLM_OK is 0. eagerlm_last_error()
+ *   then says what went wrong, naming the file, option or argument. No exception and no abort
+ *   ever crosses this API: bad input gives a status.
+ * - Handles are created by *_create / *_load / *_initialize / eagerlm_generate and released by the
+ *   matching *_free (which accepts NULL). A generator keeps its model's weights alive, so a
+ *   model handle may be freed before the generators made from it.
+ * - Sizes and counts are size_t. Output buffers follow one size-query convention: the call always
+ *   stores the size the whole output needs in *count (array elements) or *size (text bytes, not
+ *   counting the terminating NUL). With a NULL buffer it stores only that and returns EAGERLM_OK.
+ *   With a buffer too small (capacity < count, or capacity < size + 1 for text) it writes
+ *   nothing and returns EAGERLM_ERROR_BUFFER_TOO_SMALL. Text is written NUL-terminated.
+ * - Threads: a model may be used by any number of threads at once; a generator by one thread at
+ *   a time (a concurrent call on the same generator fails with EAGERLM_ERROR_INVALID_ARGUMENT).
+ */
+#ifndef EAGERLM_H
+#define EAGERLM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "eagerlm/version.h"
+#include "export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum eagerlm_status {
+  EAGERLM_OK = 0,
+  EAGERLM_ERROR_INVALID_ARGUMENT = 1, /* a bad option, argument or value from the caller */
+  EAGERLM_ERROR_INVALID_FILE = 2,     /* a model, config or tokenizer file that is malformed */
+  EAGERLM_ERROR_IO = 3,               /* a file or directory that cannot be opened or read */
+  EAGERLM_ERROR_UNSUPPORTED = 4,      /* e.g. CUDA asked for, but no GPU or built without CUDA */
+  EAGERLM_ERROR_OUT_OF_MEMORY = 5,    /* an allocation failed or would not fit */
+  EAGERLM_ERROR_INTERNAL = 6,         /* a bug in eagerlm */
+  EAGERLM_ERROR_BUFFER_TOO_SMALL = 7, /* see the size-query convention above */
+  EAGERLM_STATUS_MAX_ENUM = 0x7fffffff /* not a status: makes every enum here an int */
+} eagerlm_status;
+
+typedef enum eagerlm_device {
+  EAGERLM_DEVICE_CPU = 0,
+  EAGERLM_DEVICE_CUDA = 1,
+  EAGERLM_DEVICE_MAX_ENUM = 0x7fffffff
+} eagerlm_device;
+
+typedef enum eagerlm_finish_reason {
+  EAGERLM_FINISH_EOS = 0,      /* the model produced its end-of-text token */
+  EAGERLM_FINISH_STOP = 1,     /* a stop string appeared (the text is cut before it) */
+  EAGERLM_FINISH_LENGTH = 2,   /* max_new_tokens, or the generator's max_length, reached */
+  EAGERLM_FINISH_CALLBACK = 3, /* the token callback returned 0 */
+  EAGERLM_FINISH_MAX_ENUM = 0x7fffffff
+} eagerlm_finish_reason;
+
+typedef struct eagerlm_model eagerlm_model;         /* weights and tokenizer; shareable */
+typedef struct eagerlm_generator eagerlm_generator; /* a KV cache for max_batch sequences */
+typedef struct eagerlm_options eagerlm_options;     /* generation options */
+typedef struct eagerlm_result eagerlm_result;       /* the outputs of one eagerlm_generate call */
+
+/* ---- The library ---- */
+
+EAGERLM_API const char* eagerlm_version(void); /* "MAJOR.MINOR.PATCH" of the loaded library */
+/* What the last call on this thread that returned a status said: "" after EAGERLM_OK, else the
+ * message. Valid until this thread's next eagerlm call. */
+EAGERLM_API const char* eagerlm_last_error(void);
+EAGERLM_API const char* eagerlm_status_name(eagerlm_status status); /* "ok", "invalid argument", ... */
+EAGERLM_API const char* eagerlm_finish_reason_name(eagerlm_finish_reason reason); /* "eos", ... */
+EAGERLM_API int eagerlm_cuda_available(void); /* 1 with the CUDA backend and a GPU, else 0 */
+/* CPU threads for later calls from any thread; 0 restores the default (OMP_NUM_THREADS or all
+ * cores available to the process). */
+EAGERLM_API eagerlm_status eagerlm_set_cpu_threads(int n);
+
+/* ---- Models ---- */
+
+/* A Hugging Face GPT-2 directory (config.json + model.safetensors, or shards). */
+EAGERLM_API eagerlm_status eagerlm_model_load(const char* directory, eagerlm_device device,
+                                              eagerlm_model** model);
+/* Random weights for a preset ("gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl") or a config.json
+ * path (or a directory holding one), drawn from `seed` exactly as `eagerlm init` draws them. */
+EAGERLM_API eagerlm_status eagerlm_model_initialize(const char* preset_or_config, uint64_t seed,
+                                                    eagerlm_device device, eagerlm_model** model);
+EAGERLM_API void eagerlm_model_free(eagerlm_model* model);
+EAGERLM_API size_t eagerlm_model_vocab_size(const eagerlm_model* model);     /* 0 for NULL */
+EAGERLM_API size_t eagerlm_model_context_length(const eagerlm_model* model); /* 0 for NULL */
+EAGERLM_API int32_t eagerlm_model_eos_token_id(const eagerlm_model* model);  /* -1 for NULL */
+
+/* Token ids of UTF-8 text (text_size bytes). "<|endoftext|>" is ordinary text unless
+ * parse_special is nonzero. Invalid UTF-8 is EAGERLM_ERROR_INVALID_ARGUMENT. */
+EAGERLM_API eagerlm_status eagerlm_tokenize(const eagerlm_model* model, const char* text,
+                                            size_t text_size, int parse_special, int32_t* ids,
+                                            size_t capacity, size_t* count);
+/* The bytes the ids stand for (not necessarily valid UTF-8 when a character is split). */
+EAGERLM_API eagerlm_status eagerlm_detokenize(const eagerlm_model* model, const int32_t* ids,
+                                              size_t n_ids, char* text, size_t capacity,
+                                              size_t* size);
+/* Next-token logits at every position of `batch` sequences, given concatenated in `ids` with
+ * their lengths in `lengths`: (sum of lengths) rows of vocab_size floats, row-major, sequence
+ * after sequence. */
+EAGERLM_API eagerlm_status eagerlm_logits(const eagerlm_model* model, const int32_t* ids,
+                                          const size_t* lengths, size_t batch, float* logits,
+                                          size_t capacity, size_t* count);
+
+/* ---- Generation ---- */
+
+/* Options start at the library defaults: greedy, max_new_tokens 128, no stop strings. */
+EAGERLM_API eagerlm_status eagerlm_options_create(eagerlm_options** options);
+EAGERLM_API void eagerlm_options_free(eagerlm_options* options);
+/* Sets one option by name, the value given as text (parsed strictly, checked at once):
+ *   max_new_tokens, top_k (integers >= 0), seed (0 .. 2^64-1),
+ *   temperature (>= 0; 0 = greedy), top_p (0 < p <= 1), min_p (0 .. 1),
+ *   repetition_penalty (> 0), ignore_eos, logprobs ("true"/"false"/"1"/"0"),
+ *   stop (adds one stop string; may be given several times).
+ * An unknown name or a bad value is EAGERLM_ERROR_INVALID_ARGUMENT, naming the option. */
+EAGERLM_API eagerlm_status eagerlm_options_set(eagerlm_options* options, const char* name,
+                                               const char* value);
+
+/* max_length: prompt plus generated tokens per sequence; 0 means the model's context length. */
+EAGERLM_API eagerlm_status eagerlm_generator_create(const eagerlm_model* model, size_t max_batch,
+                                                    size_t max_length,
+                                                    eagerlm_generator** generator);
+EAGERLM_API void eagerlm_generator_free(eagerlm_generator* generator);
+
+/* Called for each generated token of prompt `index` with the text it makes visible (text_size
+ * bytes, NUL-terminated, possibly empty); held-back text arrives at the end with token = -1.
+ * Return nonzero to go on, 0 to stop that prompt (EAGERLM_FINISH_CALLBACK). */
+typedef int (*eagerlm_token_callback)(size_t index, int32_t token, const char* text,
+                                      size_t text_size, void* user_data);
+
+/* Generates from n_prompts prompts (at most the generator's max_batch). prompt_sizes may be NULL
+ * for NUL-terminated prompts; options may be NULL for the defaults; callback may be NULL. On
+ * success *result holds one output per prompt, in order; free it with eagerlm_result_free. */
+EAGERLM_API eagerlm_status eagerlm_generate(eagerlm_generator* generator, const char* const* prompts,
+                                            const size_t* prompt_sizes, size_t n_prompts,
+                                            const eagerlm_options* options,
+                                            eagerlm_token_callback callback, void* user_data,
+                                            eagerlm_result** result);
+/* The same with prompts given as token ids, concatenated in `ids`, with their lengths. */
+EAGERLM_API eagerlm_status eagerlm_generate_tokens(eagerlm_generator* generator, const int32_t* ids,
+                                                   const size_t* lengths, size_t n_prompts,
+                                                   const eagerlm_options* options,
+                                                   eagerlm_token_callback callback, void* user_data,
+                                                   eagerlm_result** result);
+
+EAGERLM_API size_t eagerlm_result_count(const eagerlm_result* result); /* 0 for NULL */
+/* Output `index`: its text (valid UTF-8, prompt excluded), generated ids, finish reason, and
+ * log-probabilities (present when the logprobs option was set). */
+EAGERLM_API eagerlm_status eagerlm_result_text(const eagerlm_result* result, size_t index,
+                                               char* text, size_t capacity, size_t* size);
+EAGERLM_API eagerlm_status eagerlm_result_ids(const eagerlm_result* result, size_t index,
+                                              int32_t* ids, size_t capacity, size_t* count);
+EAGERLM_API eagerlm_status eagerlm_result_finish_reason(const eagerlm_result* result, size_t index,
+                                                        eagerlm_finish_reason* reason);
+EAGERLM_API eagerlm_status eagerlm_result_logprobs(const eagerlm_result* result, size_t index,
+                                                   float* logprobs, size_t capacity, size_t* count);
+EAGERLM_API void eagerlm_result_free(eagerlm_result* result);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* EAGERLM_H */

@@ -1,0 +1,227 @@
+// The C API's generation calls: options set by name from text, generators, generate, results.
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/library/c_api_support.h"
+#include "models/library/library_internal.h"
+
+using eagerlm::capi::copy_out;
+using eagerlm::capi::copy_text_out;
+using eagerlm::capi::fail;
+using eagerlm::capi::guarded;
+using eagerlm::capi::require;
+
+namespace {
+
+constexpr const char* kOptionNames =
+    "max_new_tokens, temperature, top_k, top_p, min_p, repetition_penalty, seed, stop, ignore_eos, logprobs";
+
+[[noreturn]] void bad_value(std::string_view name, const char* expected, std::string_view value) {
+  fail(EAGERLM_ERROR_INVALID_ARGUMENT, "eagerlm_options_set: " + std::string(name) + ": expected " + expected +
+                                           ", got '" + std::string(value) + "'");
+}
+
+uint64_t parse_unsigned(std::string_view name, std::string_view text, uint64_t max) {
+  uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v > max)
+    bad_value(name, "an integer >= 0 in decimal", text);
+  return v;
+}
+
+float parse_float(std::string_view name, std::string_view text) {
+  double v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v) ||
+      std::fabs(v) > double(std::numeric_limits<float>::max()))
+    bad_value(name, "a finite number", text);
+  return float(v);
+}
+
+bool parse_bool(std::string_view name, std::string_view text) {
+  if (text == "true" || text == "1") return true;
+  if (text == "false" || text == "0") return false;
+  bad_value(name, "true, false, 1 or 0", text);
+}
+
+void set_option(eagerlm::GenerateOptions& o, std::string_view name, std::string_view value) {
+  if (name == "max_new_tokens") {
+    o.max_new_tokens = size_t(parse_unsigned(name, value, std::numeric_limits<size_t>::max()));
+  } else if (name == "top_k") {
+    o.top_k = size_t(parse_unsigned(name, value, std::numeric_limits<size_t>::max()));
+  } else if (name == "seed") {
+    o.seed = parse_unsigned(name, value, std::numeric_limits<uint64_t>::max());
+  } else if (name == "temperature") {
+    o.temperature = parse_float(name, value);
+  } else if (name == "top_p") {
+    o.top_p = parse_float(name, value);
+  } else if (name == "min_p") {
+    o.min_p = parse_float(name, value);
+  } else if (name == "repetition_penalty") {
+    o.repetition_penalty = parse_float(name, value);
+  } else if (name == "ignore_eos") {
+    o.ignore_eos = parse_bool(name, value);
+  } else if (name == "logprobs") {
+    o.logprobs = parse_bool(name, value);
+  } else if (name == "stop") {
+    o.stop.emplace_back(value);
+  } else {
+    fail(EAGERLM_ERROR_INVALID_ARGUMENT,
+         "eagerlm_options_set: unknown option '" + std::string(name) + "' (known: " + kOptionNames + ")");
+  }
+}
+
+const eagerlm_result* checked_result(const char* function, const eagerlm_result* result, size_t index) {
+  require(result, function, "result");
+  if (index >= result->results.size())
+    fail(EAGERLM_ERROR_INVALID_ARGUMENT, std::string(function) + ": index " + std::to_string(index) +
+                                             " is out of range (the result holds " +
+                                             std::to_string(result->results.size()) + " outputs)");
+  return result;
+}
+
+eagerlm::OnToken wrap_callback(eagerlm_token_callback callback, void* user_data) {
+  if (!callback) return {};
+  return [callback, user_data](const eagerlm::TokenEvent& e) {
+    const std::string text(e.text);  // NUL-terminated for C
+    return callback(e.index, e.token, text.c_str(), text.size(), user_data) != 0;
+  };
+}
+
+const eagerlm::GenerateOptions& options_or_default(const eagerlm_options* options) {
+  static const eagerlm::GenerateOptions defaults;
+  return options ? options->options : defaults;
+}
+
+}  // namespace
+
+extern "C" {
+
+eagerlm_status eagerlm_options_create(eagerlm_options** options) {
+  return guarded([&] {
+    require(options, "eagerlm_options_create", "options");
+    *options = nullptr;
+    *options = new eagerlm_options{};
+  });
+}
+
+void eagerlm_options_free(eagerlm_options* options) { delete options; }
+
+eagerlm_status eagerlm_options_set(eagerlm_options* options, const char* name, const char* value) {
+  return guarded([&] {
+    require(options, "eagerlm_options_set", "options");
+    require(name, "eagerlm_options_set", "name");
+    require(value, "eagerlm_options_set", "value");
+    eagerlm::GenerateOptions updated = options->options;
+    set_option(updated, name, value);
+    try {
+      eagerlm::library::to_generation_options(updated, 0);  // range checks, naming the option
+    } catch (const eagerlm::Error& e) {
+      fail(EAGERLM_ERROR_INVALID_ARGUMENT, std::string("eagerlm_options_set: ") + e.what());
+    }
+    options->options = std::move(updated);  // unchanged on failure
+  });
+}
+
+eagerlm_status eagerlm_generator_create(const eagerlm_model* model, size_t max_batch, size_t max_length,
+                                        eagerlm_generator** generator) {
+  return guarded([&] {
+    require(generator, "eagerlm_generator_create", "generator");
+    *generator = nullptr;
+    require(model, "eagerlm_generator_create", "model");
+    *generator = new eagerlm_generator{eagerlm::Generator(model->model, max_batch, max_length)};
+  });
+}
+
+void eagerlm_generator_free(eagerlm_generator* generator) { delete generator; }
+
+eagerlm_status eagerlm_generate(eagerlm_generator* generator, const char* const* prompts, const size_t* prompt_sizes,
+                                size_t n_prompts, const eagerlm_options* options, eagerlm_token_callback callback,
+                                void* user_data, eagerlm_result** result) {
+  return guarded([&] {
+    const char* fn = "eagerlm_generate";
+    require(result, fn, "result");
+    *result = nullptr;
+    require(generator, fn, "generator");
+    if (n_prompts > 0) require(prompts, fn, "prompts");
+    std::vector<std::string> texts;
+    for (size_t i = 0; i < n_prompts; ++i) {
+      if (!prompts[i]) fail(EAGERLM_ERROR_INVALID_ARGUMENT, std::string(fn) + ": prompt " + std::to_string(i) + " is NULL");
+      texts.emplace_back(prompts[i], prompt_sizes ? prompt_sizes[i] : std::char_traits<char>::length(prompts[i]));
+    }
+    auto out = generator->generator.generate_batch(texts, options_or_default(options), wrap_callback(callback, user_data));
+    *result = new eagerlm_result{std::move(out)};
+  });
+}
+
+eagerlm_status eagerlm_generate_tokens(eagerlm_generator* generator, const int32_t* ids, const size_t* lengths,
+                                       size_t n_prompts, const eagerlm_options* options,
+                                       eagerlm_token_callback callback, void* user_data, eagerlm_result** result) {
+  return guarded([&] {
+    const char* fn = "eagerlm_generate_tokens";
+    require(result, fn, "result");
+    *result = nullptr;
+    require(generator, fn, "generator");
+    std::vector<std::vector<int32_t>> prompts;
+    if (n_prompts > 0) {
+      require(lengths, fn, "lengths");
+      size_t at = 0;
+      for (size_t i = 0; i < n_prompts; ++i) {
+        if (lengths[i] > std::numeric_limits<size_t>::max() - at)
+          fail(EAGERLM_ERROR_INVALID_ARGUMENT, std::string(fn) + ": the lengths overflow size_t");
+        if (lengths[i] > 0) require(ids, fn, "ids");
+        prompts.emplace_back(ids + at, ids + at + lengths[i]);
+        at += lengths[i];
+      }
+    }
+    auto out = generator->generator.generate_tokens(prompts, options_or_default(options), wrap_callback(callback, user_data));
+    *result = new eagerlm_result{std::move(out)};
+  });
+}
+
+size_t eagerlm_result_count(const eagerlm_result* result) { return result ? result->results.size() : 0; }
+
+eagerlm_status eagerlm_result_text(const eagerlm_result* result, size_t index, char* text, size_t capacity,
+                                   size_t* size) {
+  return guarded([&] {
+    const auto* r = checked_result("eagerlm_result_text", result, index);
+    copy_text_out("eagerlm_result_text", r->results[index].text, text, capacity, size);
+  });
+}
+
+eagerlm_status eagerlm_result_ids(const eagerlm_result* result, size_t index, int32_t* ids, size_t capacity,
+                                  size_t* count) {
+  return guarded([&] {
+    const auto& v = checked_result("eagerlm_result_ids", result, index)->results[index].ids;
+    copy_out("eagerlm_result_ids", v.data(), v.size(), ids, capacity, count);
+  });
+}
+
+eagerlm_status eagerlm_result_finish_reason(const eagerlm_result* result, size_t index, eagerlm_finish_reason* reason) {
+  return guarded([&] {
+    const auto& r = checked_result("eagerlm_result_finish_reason", result, index)->results[index];
+    require(reason, "eagerlm_result_finish_reason", "reason");
+    switch (r.finish_reason) {
+      case eagerlm::FinishReason::kEos: *reason = EAGERLM_FINISH_EOS; break;
+      case eagerlm::FinishReason::kStop: *reason = EAGERLM_FINISH_STOP; break;
+      case eagerlm::FinishReason::kLength: *reason = EAGERLM_FINISH_LENGTH; break;
+      case eagerlm::FinishReason::kCallback: *reason = EAGERLM_FINISH_CALLBACK; break;
+    }
+  });
+}
+
+eagerlm_status eagerlm_result_logprobs(const eagerlm_result* result, size_t index, float* logprobs, size_t capacity,
+                                       size_t* count) {
+  return guarded([&] {
+    const auto& v = checked_result("eagerlm_result_logprobs", result, index)->results[index].logprobs;
+    copy_out("eagerlm_result_logprobs", v.data(), v.size(), logprobs, capacity, count);
+  });
+}
+
+void eagerlm_result_free(eagerlm_result* result) { delete result; }
+
+}  // extern "C"

@@ -1,0 +1,31 @@
+# cmake -DLIBRARY=libeagerlm.so -P check_exports.cmake: fails unless every symbol the library
+# exports belongs to the public API: a C function eagerlm_*, something in namespace eagerlm::
+# (the classes and functions marked EAGERLM_API), or eagerlm::Error's type_info and vtable.
+find_program(NM nm REQUIRED)
+execute_process(COMMAND ${NM} -D --defined-only --demangle ${LIBRARY}
+                OUTPUT_VARIABLE symbols RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "nm failed on ${LIBRARY}")
+endif()
+string(REPLACE "\n" ";" lines "${symbols}")
+set(count 0)
+foreach(line IN LISTS lines)
+  if(line STREQUAL "")
+    continue()
+  endif()
+  # "<address> <type> <name>"; absolute symbols (the version node) have type A.
+  string(REGEX REPLACE "^[0-9a-fA-F]* +([A-Za-z]) +(.*)$" "\\1;\\2" fields "${line}")
+  list(GET fields 0 type)
+  list(GET fields 1 name)
+  if(type STREQUAL "A")
+    continue()
+  endif()
+  if(NOT name MATCHES "^(eagerlm_[a-z_]+|eagerlm::.*|(typeinfo|typeinfo name|vtable) for eagerlm::Error)$")
+    message(FATAL_ERROR "libeagerlm.so exports a symbol outside the API: ${name}")
+  endif()
+  math(EXPR count "${count} + 1")
+endforeach()
+if(count LESS 30)
+  message(FATAL_ERROR "only ${count} symbols exported: is the API missing?")
+endif()
+message(STATUS "${count} exported symbols, all in the API")
