@@ -2,7 +2,7 @@
 # The one GPU check, for a machine with an NVIDIA GPU (run through the device tool in one call):
 # builds with CUDA, runs every test (the CUDA ones included), compute-sanitizer memcheck and
 # racecheck on a small model's generation, `eagerlm bench --device cuda`, CUDA-vs-CPU greedy
-# ids, and (when a GPU JAX is installed) the JAX comparison; writes everything as one Markdown
+# ids and GPT-2 XL initialization on the GPU; writes everything as one Markdown
 # report to $OUT/gpu_check.md (or ./gpu_check.md). Budget: under 8 minutes.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -50,12 +50,8 @@ step "eagerlm bench --device cuda" "$bin" bench --device cuda --json
 "$bin" bench --device cuda --json >"$out_dir/bench_cuda.json" 2>>"$log" || true
 "$bin" init --preset gpt2-xl --device cuda --json >"$out_dir/init_xl_cuda.json" 2>>"$log" || true
 
-if python3 -c 'import jax; assert jax.default_backend() == "gpu"' 2>/dev/null && [[ -f tools/compare_jax.py ]]; then
-  step "JAX comparison on the GPU" timeout 240 python3 tools/compare_jax.py --eagerlm "$bin" --device cuda \
-    --json "$out_dir/compare_jax_gpu.json" --plot "$out_dir/compare_jax_gpu.png"
-else
-  rows+=("| JAX comparison on the GPU | skipped (no GPU JAX) | |")
-fi
+# The JAX comparison (tools/compare_jax.py) runs eagerlm on the CPU only so far; a GPU run of it
+# belongs here once it takes --device cuda.
 
 {
   echo "# eagerlm GPU check"

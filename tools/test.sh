@@ -9,3 +9,5 @@ cmake --build build -j"$(nproc)"
 ctest --test-dir build --output-on-failure -j2
 # The installed library: find_package, pkg-config, add_subdirectory and ctypes consumers.
 bash tools/check_install.sh build
+# Conformance against Hugging Face and JAX (pytest, in the project virtual environment).
+bash tools/test_python.sh build

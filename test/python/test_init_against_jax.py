@@ -4,36 +4,25 @@
 
 within 2 ulp (ones and zeros exactly), with Hugging Face's stddevs. Also the CLI's JSON, dtypes,
 checksum and refusals. Skips when JAX is not installed or no eagerlm binary is found (set
-EAGERLM_BIN, or build into build/).
+EAGERLM_BIN or EAGERLM_BUILD; see conftest.py), or fails under EAGERLM_PYTHON_STRICT=1.
 
     EAGERLM_BIN=build/tools/eagerlm .venv/bin/python -m pytest -s test/python/test_init_against_jax.py
 """
 
 import json
 import math
-import os
 import pathlib
 import struct
 import subprocess
 
 import pytest
+from conftest import eagerlm_binary
 
 np = pytest.importorskip("numpy")
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-
-
-def find_eagerlm():
-    candidates = [os.environ.get("EAGERLM_BIN")] + sorted(str(p) for p in REPO.glob("build*/tools/eagerlm"))
-    for c in candidates:
-        if c and os.access(c, os.X_OK):
-            return c
-    pytest.skip("no eagerlm binary (set EAGERLM_BIN)")
-
-
-EAGERLM = find_eagerlm()
+EAGERLM = eagerlm_binary()
 
 # A config whose wte alone has 3.2 million values: "millions of values" against JAX in seconds.
 CONFIG = {"n_layer": 2, "n_embd": 64, "n_head": 4, "n_positions": 128, "vocab_size": 50257,

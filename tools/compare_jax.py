@@ -1,0 +1,341 @@
+#!/usr/bin/env python3
+"""eagerlm against JAX on one machine, in one run: initialization and greedy generation.
+
+1. Initialization of --preset: `jax.jit(init)` of the JAX GPT-2 (tools/jax_gpt2, the same keys
+   and values as eagerlm), first call (compile + run) and second call, and `jax.eval_shape`,
+   against `eagerlm init` in memory and `eagerlm init --dry-run`.
+2. Generation of -n tokens (greedy, end-of-text ignored) at each --batch, each system in a fresh
+   process: (a) the naive JAX loop whose cache grows each token (recompiles every step);
+   (b) JAX with a preallocated cache and one jitted step; (c) Hugging Face Flax `generate`
+   under jax.jit; (d) eagerlm. Same weights for all (a model directory `eagerlm init` writes),
+   same prompts (text lines of equal token length), and their ids must agree.
+   Measured: time to first token from process start, the latency of every token (token 0: from
+   process start), total time to the last token. (c) produces all tokens in one compiled call,
+   so its tokens all arrive at the end; its per-token line is a second, compiled call / n.
+
+Output: a table on standard output, a JSON file and a PNG plot (per-token latency against token
+index, log scale, one line per system, one panel per batch size).
+
+    .venv/bin/python tools/compare_jax.py                       # GPT-2 124M, 128 tokens, batch 1 and 8
+    .venv/bin/python tools/compare_jax.py --preset gpt2-xl --init-only
+    .venv/bin/python tools/compare_jax.py --plot docs/compare_jax_gpt2.png
+
+Needs tools/requirements.txt (tools/setup_python.sh) and a built eagerlm (--eagerlm, default
+$EAGERLM_BIN or build/tools/eagerlm). A GPU JAX is used where one is installed.
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import time
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+TOOLS = REPO / "tools"
+SYSTEMS = {  # key: label
+    "growing": "(a) JAX, growing cache (recompiles each token)",
+    "preallocated": "(b) JAX, preallocated cache, one jitted step",
+    "hf": "(c) Hugging Face Flax generate under jit",
+    "eagerlm": "(d) eagerlm",
+}
+PRESETS = ["gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"]
+PROMPT_TOKENS = 16
+CANDIDATE_PROMPTS = [  # each longer than PROMPT_TOKENS; cut to exactly that many tokens
+    "The meaning of life is a question that has puzzled philosophers for many centuries, and the answer",
+    "In a shocking finding, scientists discovered a herd of unicorns living in a remote valley in the Andes",
+    "Once upon a time, in a kingdom by the sea, there lived a young princess who loved to sail",
+    "The stock market fell sharply on Monday after the central bank announced that interest rates would rise",
+    "To install the package, open a terminal and run the following command from the directory of the project",
+    "My favourite recipe for a rainy afternoon is a bowl of hot tomato soup with fresh bread and butter",
+    "The spacecraft entered orbit around Jupiter after a long journey of almost five years through the cold of space",
+    "def fibonacci(n): if n < 2: return n else: return fibonacci(n - 1) + fibonacci(n - 2)",
+    "Researchers at the university have developed a new kind of battery that charges fully in under a minute",
+    "It was the best of times, it was the worst of times, it was the age of wisdom",
+    "The old lighthouse keeper climbed the spiral stairs every evening to light the great lamp at the top",
+    "After the storm had passed, the villagers gathered in the square to count the damage and help their neighbours",
+]
+
+
+def run(args, **kwargs):
+    result = subprocess.run([str(a) for a in args], capture_output=True, text=True, **kwargs)
+    if result.returncode != 0:
+        command = " ".join(map(str, args[:4]))
+        sys.exit(f"compare_jax: {command} ... failed ({result.returncode}):\n{result.stderr[-3000:]}")
+    return result
+
+
+def timed_process(args, env=None):
+    """(start on CLOCK_MONOTONIC, wall seconds, parsed JSON stdout) of a fresh process."""
+    start = time.monotonic()
+    result = run(args, env=env)
+    return start, time.monotonic() - start, json.loads(result.stdout)
+
+
+def worker(*args):
+    env = dict(os.environ, PYTHONPATH=str(TOOLS), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    return timed_process([sys.executable, "-m", "jax_gpt2.bench_worker", *args], env=env)
+
+
+def eagerlm_tokenize(eagerlm, text):
+    return json.loads(run([eagerlm, "tokenize", "--json"], input=text).stdout)
+
+
+def equal_length_prompts(eagerlm, count):
+    """`count` one-line texts of exactly PROMPT_TOKENS tokens each that tokenize back to the same
+    ids (so eagerlm's --prompt-file and JAX's ids are the same prompts)."""
+    prompts = []
+    for text in CANDIDATE_PROMPTS:
+        ids = eagerlm_tokenize(eagerlm, text)[:PROMPT_TOKENS]
+        cut = run([eagerlm, "detokenize"], input=" ".join(map(str, ids))).stdout
+        if len(ids) == PROMPT_TOKENS and "\n" not in cut and eagerlm_tokenize(eagerlm, cut) == ids:
+            prompts.append((cut, ids))
+        if len(prompts) == count:
+            return prompts
+    sys.exit(f"compare_jax: only {len(prompts)} usable prompts for batch {count}")
+
+
+def measure_init(eagerlm, preset, seed):
+    out = {}
+    _, wall, report = timed_process([eagerlm, "init", "--preset", preset, "--seed", seed, "--json"])
+    out["eagerlm_init_s"] = report["seconds"]
+    out["eagerlm_init_process_s"] = wall
+    out["parameters"] = report["total_parameters"]
+    out["bytes"] = report["total_bytes"]
+    _, wall, _ = timed_process([eagerlm, "init", "--preset", preset, "--dry-run", "--json"])
+    out["eagerlm_dry_run_process_s"] = wall
+    _, wall, jax_report = worker("init", "--preset", preset, "--seed", str(seed))
+    out.update({f"jax_{k}": v for k, v in jax_report.items()})
+    out["jax_process_s"] = wall
+    out["speedup_vs_jit_first_call"] = out["jax_first_call_s"] / out["eagerlm_init_s"]
+    return out
+
+
+def per_token(start, token_times):
+    """Latency of each token: token 0 from process start, then the gap to the previous token."""
+    times = [t - start for t in token_times]
+    return [times[0]] + [b - a for a, b in zip(times, times[1:])]
+
+
+def measure_generation(eagerlm, system, model_dir, prompts, n, workdir):
+    batch = len(prompts)
+    if system == "eagerlm":
+        prompt_file = workdir / f"prompts-{batch}.txt"
+        prompt_file.write_text("".join(text + "\n" for text, _ in prompts))
+        start, wall, report = timed_process([eagerlm, "generate", "-m", model_dir, "--prompt-file", prompt_file,
+                                             "-n", n, "--temp", 0, "--ignore-eos", "--json", "--timings-per-token"])
+        timings = report["timings"]
+        for r, (_, ids) in zip(report["results"], prompts):
+            if r["prompt_ids"] != ids:
+                sys.exit("compare_jax: eagerlm tokenized a prompt differently")
+        token_times = [(timings["monotonic_origin_ms"] + ms) / 1e3 for ms in timings["token_ms"]]
+        ids = [r["ids"] for r in report["results"]]
+        result = {"load_s": timings["load_ms"] / 1e3}
+    else:
+        ids_file = workdir / f"prompt-ids-{batch}.json"
+        ids_file.write_text(json.dumps([ids for _, ids in prompts]))
+        start, wall, report = worker("generate", "--system", system, "--model", str(model_dir), "--prompts",
+                                     str(ids_file), "-n", str(n))
+        token_times, ids = report["token_times"], report["ids"]
+        result = {k: report[k] for k in ("import_s", "load_s", "backend") if k in report}
+        if "warm_call_s" in report:
+            result["warm_call_s"] = report["warm_call_s"]
+    latencies = per_token(start, token_times)
+    if system == "hf":  # one compiled call: a steady per-token cost is the warm call / n
+        steady = result["warm_call_s"] / n
+    else:
+        steady = statistics.median(latencies[2:]) if n > 2 else latencies[-1]
+    result.update({"ttft_s": latencies[0], "per_token_s": latencies, "steady_per_token_s": steady,
+                   "total_s": token_times[-1] - start, "process_s": wall, "ids": ids})
+    return result
+
+
+def print_table(report):
+    init = report.get("init")
+    if init:
+        print(f"\nInitialization, {report['preset']} ({init['parameters'] / 1e6:.0f}M parameters, "
+              f"{init['bytes'] / 1e9:.2f} GB float32):")
+        rows = [("jax.jit(init), first call (compile + run)", init["jax_first_call_s"]),
+                ("jax.jit(init), second call", init["jax_second_call_s"]),
+                ("jax.eval_shape(init)", init["jax_eval_shape_s"]),
+                ("eagerlm init (in memory)", init["eagerlm_init_s"]),
+                ("eagerlm init, whole process", init["eagerlm_init_process_s"]),
+                ("eagerlm init --dry-run, whole process", init["eagerlm_dry_run_process_s"])]
+        for label, seconds in rows:
+            print(f"  {label:<44} {seconds:10.3f} s")
+        print(f"  eagerlm init is {init['speedup_vs_jit_first_call']:.0f}x faster than jax.jit(init)'s first call")
+    for batch, systems in report.get("generation", {}).items():
+        print(f"\nGeneration, {report['preset']}, batch {batch}, {report['n']} tokens "
+              "(times from process start; per token: median after token 2):")
+        print(f"  {'system':<48} {'first token':>12} {'per token':>11} {'total':>10}  ids")
+        for key, r in systems.items():
+            print(f"  {SYSTEMS[key]:<48} {r['ttft_s']:10.3f} s {r['steady_per_token_s'] * 1e3:8.2f} ms "
+                  f"{r['total_s']:8.2f} s  {'same' if r['ids_agree'] else 'DIFFER'}")
+    for line in report.get("targets", []):
+        print(line)
+    print("load average (1, 5, 15 min) before: {:.2f} {:.2f} {:.2f}, after: {:.2f} {:.2f} {:.2f}".format(
+        *report["load_average_before"], *report["load_average_after"]))
+
+
+def markdown(report):
+    """The tables of print_table as Markdown, for docs/benchmarks.md."""
+    lines = [f"Machine: {report['machine']}; load average before/after: "
+             f"{report['load_average_before'][0]:.2f} / {report['load_average_after'][0]:.2f}.", ""]
+    init = report.get("init")
+    if init:
+        lines += [f"Initialization, {report['preset']} ({init['parameters'] / 1e6:.0f}M parameters, "
+                  f"{init['bytes'] / 1e9:.2f} GB float32):", "", "| | seconds |", "|---|---:|"]
+        for label, key in [("`jax.jit(init)`, first call (compile + run)", "jax_first_call_s"),
+                           ("`jax.jit(init)`, second call", "jax_second_call_s"),
+                           ("`jax.eval_shape(init)`", "jax_eval_shape_s"),
+                           ("`eagerlm init` (in memory)", "eagerlm_init_s"),
+                           ("`eagerlm init`, whole process", "eagerlm_init_process_s"),
+                           ("`eagerlm init --dry-run`, whole process", "eagerlm_dry_run_process_s")]:
+            lines.append(f"| {label} | {init[key]:.3f} |")
+        lines.append("")
+    for batch, systems in report.get("generation", {}).items():
+        lines += [f"Generation, {report['preset']}, batch {batch}, {report['n']} new tokens after "
+                  f"{PROMPT_TOKENS}-token prompts, each system in a fresh process:", "",
+                  "| system | first token (from process start) | per token (median, tokens 2+) "
+                  "| last token (from process start) | greedy ids |", "|---|---:|---:|---:|---|"]
+        for key, r in systems.items():
+            lines.append(f"| {SYSTEMS[key]} | {r['ttft_s']:.2f} s | {r['steady_per_token_s'] * 1e3:.1f} ms "
+                         f"| {r['total_s']:.2f} s | {'same' if r['ids_agree'] else 'DIFFER'} |")
+        lines.append("")
+    lines += [f"- {t}" for t in report.get("targets", [])]
+    return "\n".join(lines) + "\n"
+
+
+def targets(report):
+    lines = []
+    init = report.get("init")
+    if init:
+        ratio = init["speedup_vs_jit_first_call"]
+        goal = (": " + ("met" if ratio >= 50 else "not met")) if report["preset"] == "gpt2-xl" else ""
+        lines.append(f"init {report['preset']}: {ratio:.0f}x faster than jax.jit(init) incl. compile "
+                     f"(target >= 50x for gpt2-xl){goal}")
+    for batch, systems in report.get("generation", {}).items():
+        if "eagerlm" in systems and "preallocated" in systems:
+            e, b = systems["eagerlm"], systems["preallocated"]
+            cold = b["total_s"] / e["total_s"]
+            lines.append(f"batch {batch}: cold {report['n']}-token generation {cold:.1f}x faster than (b) "
+                         f"(target >= 10x): {'met' if cold >= 10 else 'not met'}")
+            steady = b["steady_per_token_s"] / e["steady_per_token_s"]
+            goal = " (target >= 1.5x at batch 1): " + ("met" if steady >= 1.5 else "not met") if batch == "1" else ""
+            lines.append(f"batch {batch}: steady decode {steady:.2f}x faster per token than (b){goal}")
+    return lines
+
+
+def plot(report, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    generation = report["generation"]
+    fig, axes = plt.subplots(1, len(generation), figsize=(6 * len(generation), 4.2), squeeze=False)
+    styles = {"growing": ("tab:red", "-"), "preallocated": ("tab:blue", "-"), "hf": ("tab:purple", "--"),
+              "eagerlm": ("tab:green", "-")}
+    for ax, (batch, systems) in zip(axes[0], generation.items()):
+        for key, r in systems.items():
+            color, line = styles[key]
+            latencies = r["per_token_s"]
+            if key == "hf":  # all tokens at the end of one call: show first token, then warm call / n
+                ys = [latencies[0]] + [r["steady_per_token_s"]] * (len(latencies) - 1)
+                label = SYSTEMS[key] + "\n(tokens 1+: compiled call / n)"
+            else:
+                ys, label = latencies, SYSTEMS[key]
+            ax.plot(range(len(ys)), ys, line, color=color, label=label, linewidth=1.2)
+        ax.set_yscale("log")
+        ax.set_xlabel("token index (token 0: from process start)")
+        ax.set_ylabel("latency of the token (s)")
+        ax.set_title(f"{report['preset']}, batch {batch}, {report['machine']}", fontsize=9)
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0][0].legend(fontsize=7, loc="upper right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+
+
+def machine_name():
+    model = "unknown CPU"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} cores"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("--preset", default="gpt2", choices=PRESETS)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("-n", type=int, default=128, help="tokens to generate (default 128)")
+    parser.add_argument("--batch", default="1,8", help="comma-separated batch sizes (default 1,8; at most 12)")
+    parser.add_argument("--systems", default="growing,preallocated,hf,eagerlm",
+                        help="which generation systems to run (default all four)")
+    parser.add_argument("--init-only", action="store_true", help="only the initialization comparison")
+    parser.add_argument("--skip-init", action="store_true", help="only the generation comparison")
+    parser.add_argument("--eagerlm", default=os.environ.get("EAGERLM_BIN", str(REPO / "build" / "tools" / "eagerlm")))
+    parser.add_argument("--workdir", default=str(REPO / "out" / "compare_jax"), help="model and prompt files")
+    parser.add_argument("--json", help="JSON output (default WORKDIR/compare_jax_PRESET.json)")
+    parser.add_argument("--plot", help="PNG output (default WORKDIR/compare_jax_PRESET.png)")
+    parser.add_argument("--markdown", help="also write the tables as Markdown to this file")
+    args = parser.parse_args()
+    if not os.access(args.eagerlm, os.X_OK):
+        sys.exit(f"compare_jax: no eagerlm binary at {args.eagerlm} (build it, or pass --eagerlm)")
+    workdir = pathlib.Path(args.workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    json_path = pathlib.Path(args.json or workdir / f"compare_jax_{args.preset}.json")
+    plot_path = pathlib.Path(args.plot or workdir / f"compare_jax_{args.preset}.png")
+
+    # Other work on the machine skews every number: the load averages are kept with the results.
+    report = {"preset": args.preset, "seed": args.seed, "n": args.n, "machine": machine_name(),
+              "load_average_before": os.getloadavg()}
+    if not args.init_only:
+        batches = [int(b) for b in args.batch.split(",")]
+        systems = [s for s in SYSTEMS if s in args.systems.split(",")]
+        all_prompts = equal_length_prompts(args.eagerlm, max(batches))
+        report["prompts"] = [text for text, _ in all_prompts]
+    if not args.skip_init:
+        print(f"initialization of {args.preset} ...", file=sys.stderr)
+        report["init"] = measure_init(args.eagerlm, args.preset, args.seed)
+    if not args.init_only:
+        model_dir = workdir / f"model-{args.preset}-seed{args.seed}"
+        run([args.eagerlm, "init", "--preset", args.preset, "--seed", args.seed, "--out", model_dir, "--force",
+             "--json"])
+        report["generation"] = {}
+        for batch in batches:
+            results = {}
+            for system in systems:
+                print(f"generation, batch {batch}: {SYSTEMS[system]} ...", file=sys.stderr)
+                results[system] = measure_generation(args.eagerlm, system, model_dir, all_prompts[:batch], args.n,
+                                                     workdir)
+            reference = results[systems[-1]]["ids"]
+            for r in results.values():
+                r["ids_agree"] = r["ids"] == reference
+            report["generation"][str(batch)] = results
+    report["load_average_after"] = os.getloadavg()
+    report["targets"] = targets(report)
+    json_path.write_text(json.dumps(report, indent=1))
+    if args.markdown:
+        pathlib.Path(args.markdown).write_text(markdown(report))
+    print_table(report)
+    if report.get("generation"):
+        plot(report, plot_path)
+        print(f"\nwrote {json_path} and {plot_path}")
+    else:
+        print(f"\nwrote {json_path}")
+    disagree = [f"{s} at batch {b}" for b, rs in report.get("generation", {}).items() for s, r in rs.items()
+                if not r["ids_agree"]]
+    if disagree:
+        sys.exit(f"compare_jax: greedy ids differ: {', '.join(disagree)}")
+
+
+if __name__ == "__main__":
+    main()
