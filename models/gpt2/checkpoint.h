@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -40,9 +41,11 @@ LoadedCheckpoint load_checkpoint(const std::string& dir);
 
 // Writes a Hugging Face-compatible directory: config.json and model.safetensors with GPT-2's
 // tensor names (bare, as GPT2LMHeadModel.from_pretrained accepts them) and Conv1D layouts.
-// Tensors are written in their own dtype and must be on the CPU. The directory is created if
-// missing; existing files of those names are replaced.
+// Tensors are written in their own dtype (device tensors are copied to the host first);
+// config.json's torch_dtype names that dtype. `metadata` joins safetensors' {"format": "pt"}.
+// The directory is created if missing; existing files of those names are replaced.
 void save_checkpoint(const std::string& dir, const Config& config, const ParameterTensors& parameters,
-                     const std::function<void(uint64_t, uint64_t)>& progress = {});
+                     const std::function<void(uint64_t, uint64_t)>& progress = {},
+                     const std::map<std::string, std::string>& metadata = {});
 
 }  // namespace eagerlm::gpt2

@@ -83,7 +83,10 @@ void Config::validate(const std::string& source) const {
                                " parameters, more than eagerlm accepts (1e12)");
 }
 
-std::string Config::to_json() const {
+std::string Config::to_json(DType weights_dtype) const {
+  const char* torch_dtype = weights_dtype == DType::kF16    ? "float16"
+                            : weights_dtype == DType::kBF16 ? "bfloat16"
+                                                            : "float32";
   json j = {
       {"architectures", {"GPT2LMHeadModel"}},
       {"model_type", "gpt2"},
@@ -103,7 +106,7 @@ std::string Config::to_json() const {
       {"embd_pdrop", 0.1},
       {"attn_pdrop", 0.1},
       {"tie_word_embeddings", true},
-      {"torch_dtype", "float32"},
+      {"torch_dtype", torch_dtype},
   };
   return j.dump(2) + "\n";
 }

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/core/dtype.h"
+
 namespace eagerlm::gpt2 {
 
 struct Config {
@@ -27,8 +29,9 @@ struct Config {
   // Throws Error(kInvalidFile) naming `source` and the field when a value is unusable.
   void validate(const std::string& source) const;
 
-  // Hugging Face config.json text for this config (GPT2LMHeadModel).
-  std::string to_json() const;
+  // Hugging Face config.json text for this config (GPT2LMHeadModel); torch_dtype names the
+  // weights' storage dtype.
+  std::string to_json(DType weights_dtype = DType::kF32) const;
 };
 
 // Parses config.json text; `source` names the file in error messages. Accepts the GPT-2 names

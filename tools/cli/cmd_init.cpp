@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "engine/core/error.h"
-#include "engine/io/safetensors_writer.h"
+#include "models/gpt2/checkpoint.h"
 #include "models/gpt2/config.h"
 #include "models/gpt2/initializer.h"
 #include "models/gpt2/parameters.h"
@@ -78,34 +78,13 @@ nlohmann::json parameter_list(const std::vector<gpt2::ParameterSpec>& specs, DTy
 // Writes config.json and model.safetensors (Hugging Face names and layouts) into o.out_dir.
 std::vector<std::string> write_model(const InitCliOptions& o, uint64_t seed, const gpt2::Config& config,
                                      const gpt2::ParameterTensors& params) {
-  std::error_code ec;
-  fs::create_directories(o.out_dir, ec);
-  if (ec) throw_error(ErrorCode::kIo, "--out " + o.out_dir + ": cannot create the directory: " + ec.message());
-  const std::string config_path = (fs::path(o.out_dir) / "config.json").string();
-  const std::string weights_path = (fs::path(o.out_dir) / "model.safetensors").string();
-
-  std::vector<Tensor> host;  // safetensors are written from host memory
-  host.reserve(params.tensors.size());
-  std::vector<io::TensorToWrite> tensors;
-  for (size_t i = 0; i < params.specs.size(); ++i) {
-    const Tensor& t = params.tensors[i];
-    if (t.device() != Device::kCpu) host.push_back(t.to(Device::kCpu));
-    const Tensor& source = t.device() == Device::kCpu ? t : host.back();
-    tensors.push_back({params.specs[i].name, t.dtype(), t.shape().to_vector(), source.raw()});
-  }
   const std::map<std::string, std::string> metadata = {
       {"eagerlm_init", "jax.random.normal(fold_in(jax.random.key(seed), fnv1a32(name)), shape, float32) * stddev"},
       {"eagerlm_init_seed", std::to_string(seed)}};
   ProgressBar bar("writing", !o.json);
-  io::write_safetensors(weights_path, tensors, metadata, [&](uint64_t d, uint64_t t) { bar.update(d, t); });
+  gpt2::save_checkpoint(o.out_dir, config, params, [&](uint64_t d, uint64_t t) { bar.update(d, t); }, metadata);
   bar.finish();
-
-  std::FILE* f = std::fopen(config_path.c_str(), "wb");
-  if (!f) throw_error(ErrorCode::kIo, config_path + ": cannot open for writing");
-  const std::string text = config.to_json() + "\n";
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (std::fclose(f) != 0 || !ok) throw_error(ErrorCode::kIo, config_path + ": write failed");
-  return {config_path, weights_path};
+  return {(fs::path(o.out_dir) / "config.json").string(), (fs::path(o.out_dir) / "model.safetensors").string()};
 }
 
 int run_init(const InitCliOptions& o) {
