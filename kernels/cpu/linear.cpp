@@ -1,5 +1,6 @@
 // linear and linear_transposed: the projections of every layer and the tied output head, on
-// OpenBLAS (sgemv for a single row, where sgemm's packing would cost more than it saves).
+// OpenBLAS (sgemv for a single row, where sgemm's packing would cost more than it saves), except
+// the single-row output head, which is our own loop of dot products (below).
 //
 // Threads: OpenBLAS runs single-threaded and the output columns are split across eagerlm's
 // OpenMP threads. Two thread pools (OpenBLAS's and OpenMP's, each spinning while idle) fighting
@@ -49,6 +50,21 @@ void split_columns(int64_t m, int64_t k, int64_t n, const Body& body) {
   }
 }
 
+// y[j] = w[j, :] · x for j in [0, n), w row-major [n, k]: one row after another, each a single
+// sequential stream. For the single-row output head (50257 rows of 768) this reads wte ~15%
+// faster than OpenBLAS's sgemv (5.3-5.6 ms against 6.2-6.7 ms on 2 Zen 4 cores), whose
+// several interleaved row streams the prefetchers follow less well. Each y[j] is one thread's
+// fixed-order sum, so results do not depend on the thread count.
+void dot_rows(const float* x, const float* w, int64_t k, float* y, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) {
+    const float* row = w + j * k;
+    float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t i = 0; i < k; ++i) sum += row[i] * x[i];
+    y[j] = sum;
+  }
+}
+
 }  // namespace
 
 void linear(const float* x, int64_t ldx, const float* w, const float* bias, float* y, int64_t ldy,
@@ -77,15 +93,16 @@ void linear(const float* x, int64_t ldx, const float* w, const float* bias, floa
 void linear_transposed(const float* x, int64_t ldx, const float* w, float* y, int64_t ldy,
                        int64_t m, int64_t k, int64_t n) {
   if (m <= 0 || n <= 0) return;
-  if (k <= 0 || m == 1) fill_rows(y, ldy, nullptr, m, n);
-  if (k <= 0) return;
+  if (k <= 0) {
+    fill_rows(y, ldy, nullptr, m, n);
+    return;
+  }
   const auto bm = static_cast<blasint>(m);
   const auto bk = static_cast<blasint>(k);
   split_columns(m, k, n, [&](int64_t n0, int64_t n1) {
     const auto rows = static_cast<blasint>(n1 - n0);
     if (m == 1) {
-      // y[n0:n1] = w[n0:n1, :] · x.
-      cblas_sgemv(CblasRowMajor, CblasNoTrans, rows, bk, 1.0f, w + n0 * k, bk, x, 1, 1.0f, y + n0, 1);
+      dot_rows(x, w + n0 * k, k, y + n0, n1 - n0);  // y[n0:n1] = w[n0:n1, :] · x
     } else {
       // sgemm with beta = 0 overwrites C without reading it, so the (vocabulary-wide) logits
       // need no zero-fill pass first.

@@ -44,7 +44,7 @@ double measure_read_bandwidth_gbps(int threads) {
   volatile float sink = 0;
   const v16* vec = reinterpret_cast<const v16*>(data);
   const size_t nv = n / 16;
-  for (int rep = 0; rep < 7; ++rep) {
+  for (int rep = 0; rep < 9; ++rep) {
     const auto t0 = Clock::now();
     float total = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : total)
@@ -66,7 +66,10 @@ double measure_read_bandwidth_gbps(int threads) {
     gbps.push_back(double(n * sizeof(float)) / s / 1e9);
   }
   std::free(data);
-  return median(gbps);
+  // The best pass, as STREAM reports: on a shared (virtual) machine the bandwidth available to
+  // us drifts by up to 40% within seconds (26-39 GB/s measured back to back here), and the
+  // floor that decode speed is judged against is what the memory can deliver, not an average.
+  return *std::max_element(gbps.begin(), gbps.end());
 }
 
 double measure_fp32_peak_gflops(int threads) {

@@ -10,7 +10,7 @@ namespace eagerlm::bench {
 struct MachineInfo {
   std::string cpu;        // model name from /proc/cpuinfo
   int threads = 0;        // threads used
-  double read_gbps = 0;   // GB/s (1e9 bytes/s), median of several passes over 1 GiB
+  double read_gbps = 0;   // GB/s (1e9 bytes/s), best of 9 passes over 1 GiB
   double fp32_gflops = 0; // GFLOP/s, FMAs counted as 2 FLOPs
 };
 
