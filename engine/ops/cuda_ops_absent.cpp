@@ -14,6 +14,7 @@ namespace {
 CudaContext* create_context() { absent("create_context"); }
 void destroy_context(CudaContext*) noexcept {}
 void synchronize(CudaContext&) { absent("synchronize"); }
+void set_gemm_math(CudaContext&, GemmMath) { absent("set_gemm_math"); }
 void linear(CudaContext&, const float*, int64_t, const float*, const float*, float*, int64_t,
             int64_t, int64_t, int64_t) { absent("linear"); }
 void linear_transposed(CudaContext&, const float*, int64_t, const float*, float*, int64_t, int64_t,

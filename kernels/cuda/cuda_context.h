@@ -10,6 +10,8 @@
 
 #include <cstddef>
 
+#include "kernels/cuda/cuda_ops.h"
+
 namespace eagerlm::cuda {
 
 struct CudaContext {
@@ -19,6 +21,7 @@ struct CudaContext {
   cublasHandle_t cublas = nullptr;
   void* cublas_workspace = nullptr;
   size_t cublas_workspace_bytes = 0;
+  GemmMath gemm_math = GemmMath::kFp32;  // how linear() and linear_transposed() multiply
   void* scratch = nullptr;  // grown on demand by scratch_buffer()
   size_t scratch_bytes = 0;
 };

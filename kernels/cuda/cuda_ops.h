@@ -15,6 +15,13 @@ CudaContext* create_context();  // on the current device; throws eagerlm::Error 
 void destroy_context(CudaContext* ctx) noexcept;
 void synchronize(CudaContext& ctx);
 
+// The arithmetic of the GEMMs (linear, linear_transposed). kFp32 (the default) is plain FP32
+// (cublasSgemm), matching the CPU to float rounding. kTf32 and kBf16 let cuBLAS run FP32 data
+// through tensor cores with inputs rounded to TF32 (10-bit mantissa) or BF16 (7-bit mantissa),
+// accumulating in FP32: faster for prefill and large batches, at ~1e-3 / ~1e-2 relative error.
+enum class GemmMath { kFp32, kTf32, kBf16 };
+void set_gemm_math(CudaContext& ctx, GemmMath math);
+
 void linear(CudaContext& ctx, const float* x, int64_t ldx, const float* w, const float* bias,
             float* y, int64_t ldy, int64_t m, int64_t k, int64_t n);
 void linear_transposed(CudaContext& ctx, const float* x, int64_t ldx, const float* w, float* y,

@@ -1,4 +1,6 @@
-// The dense layers on the GPU through cuBLAS sgemm (plain FP32, see cuda_context.cu).
+// The dense layers on the GPU through cuBLAS: sgemm for plain FP32 (the default, see
+// cuda_context.cu), cublasGemmEx with a TF32 or BF16 tensor-core compute type when the context
+// asks for it (GemmMath in cuda_ops.h); data stays FP32 in memory either way.
 //
 // cuBLAS is column-major, our matrices row-major. A row-major [r, c] matrix with row stride ld is,
 // byte for byte, a column-major [c, r] matrix with leading dimension ld: its transpose. So instead
@@ -25,6 +27,23 @@ int64_t row_stride_for_cublas(int64_t ld, int64_t m, int64_t width) {
   return (m == 1 && ld < least) ? least : ld;
 }
 
+// C = alpha·op(A)·op(B) + beta·C in column-major terms, with the context's GemmMath.
+void gemm(CudaContext& ctx, cublasOperation_t op_a, int m, int n, int k, const float* a, int lda,
+          const float* b, int ldb, float beta, float* c, int ldc) {
+  const float alpha = 1.0f;
+  if (ctx.gemm_math == GemmMath::kFp32) {
+    EAGERLM_CUBLAS_CHECK(cublasSgemm(ctx.cublas, op_a, CUBLAS_OP_N, m, n, k, &alpha, a, lda, b,
+                                     ldb, &beta, c, ldc));
+    return;
+  }
+  const cublasComputeType_t compute = ctx.gemm_math == GemmMath::kTf32
+                                          ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                          : CUBLAS_COMPUTE_32F_FAST_16BF;
+  EAGERLM_CUBLAS_CHECK(cublasGemmEx(ctx.cublas, op_a, CUBLAS_OP_N, m, n, k, &alpha, a, CUDA_R_32F,
+                                    lda, b, CUDA_R_32F, ldb, &beta, c, CUDA_R_32F, ldc, compute,
+                                    CUBLAS_GEMM_DEFAULT));
+}
+
 __global__ void broadcast_rows_kernel(const float* bias, float* y, int64_t ldy, int64_t m,
                                       int64_t n) {
   for (int64_t r = blockIdx.x; r < m; r += gridDim.x)
@@ -47,9 +66,7 @@ void linear(CudaContext& ctx, const float* x, int64_t ldx, const float* w, const
     check_launch("linear (bias)");
     beta = 1.0f;
   }
-  const float alpha = 1.0f;
-  EAGERLM_CUBLAS_CHECK(cublasSgemm(ctx.cublas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, &alpha, w, in,
-                                   x, ildx, &beta, y, ildy));
+  gemm(ctx, CUBLAS_OP_N, in, im, ik, w, in, x, ildx, beta, y, ildy);
 }
 
 void linear_transposed(CudaContext& ctx, const float* x, int64_t ldx, const float* w, float* y,
@@ -62,10 +79,10 @@ void linear_transposed(CudaContext& ctx, const float* x, int64_t ldx, const floa
   const int in = checked_int(n, "linear_transposed", "n");
   const int ildx = checked_int(ldx, "linear_transposed", "ldx");
   const int ildy = checked_int(ldy, "linear_transposed", "ldy");
-  const float alpha = 1.0f, beta = 0.0f;
   // lda = k must be >= 1 for cuBLAS even when k == 0.
-  EAGERLM_CUBLAS_CHECK(cublasSgemm(ctx.cublas, CUBLAS_OP_T, CUBLAS_OP_N, in, im, ik, &alpha, w,
-                                   ik > 0 ? ik : 1, x, ildx, &beta, y, ildy));
+  gemm(ctx, CUBLAS_OP_T, in, im, ik, w, ik > 0 ? ik : 1, x, ildx, 0.0f, y, ildy);
 }
+
+void set_gemm_math(CudaContext& ctx, GemmMath math) { ctx.gemm_math = math; }
 
 }  // namespace eagerlm::cuda

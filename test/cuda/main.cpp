@@ -1,6 +1,6 @@
-// Entry point of test_cuda_ops: without a usable CUDA device the binary prints why and exits
-// with 77, which CTest's SKIP_RETURN_CODE reports as "skipped" (not passed); otherwise it runs
-// the Catch2 session as usual.
+// Entry point of the CUDA test binaries (test_cuda_ops, test_cuda_model): without a usable CUDA
+// device the binary prints why and exits with 77, which CTest's SKIP_RETURN_CODE reports as
+// "skipped" (not passed); otherwise it runs the Catch2 session as usual.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 

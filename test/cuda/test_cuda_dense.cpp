@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/cpu_ops.h"
@@ -103,6 +104,39 @@ TEST_CASE("cuda linear_transposed matches the cpu kernel", "[cuda][linear]") {
     cuda::synchronize(*ctx);
     check_close(dy.download(), y_cpu, linear_bound(x, ldx, w, true, nullptr, s.m, s.k, s.n, ldy));
   }
+}
+
+// Tensor-core math: cuBLAS rounds each input to TF32 (10 explicit mantissa bits) or BF16 (7)
+// before multiplying and accumulates in FP32. Allowing for truncation, an input moves by at most
+// e = 2^-10 (TF32) or 2^-7 (BF16) relative, so a product by (2e + e²); the FP32 accumulation on
+// both sides is the plain bound above. Together: (2e + e² + 2(k + 2)u)·Σ|x·w| (+ the bias term).
+TEST_CASE("cuda linear with TF32 and BF16 tensor-core math stays within input rounding",
+          "[cuda][linear]") {
+  auto ctx = make_context();
+  auto rng = test_rng(103);
+  for (const auto& [math, e] : {std::pair{cuda::GemmMath::kTf32, std::ldexp(1.0, -10)},
+                                std::pair{cuda::GemmMath::kBf16, std::ldexp(1.0, -7)}}) {
+    cuda::set_gemm_math(*ctx, math);
+    for (const LinearShape& s : kLinearShapes) {
+      INFO("math=" << int(math) << " m=" << s.m << " k=" << s.k << " n=" << s.n);
+      const int64_t ldx = s.k + s.x_pad, ldy = s.n + s.y_pad;
+      const auto x = random_floats(rng, size_t(s.m * ldx), -1.0f, 1.0f);
+      const auto w = random_floats(rng, size_t(s.k * s.n), -1.0f, 1.0f);
+      const auto b = random_floats(rng, size_t(s.n), -1.0f, 1.0f);
+      const auto y0 = poisoned_output(s.m, s.n, ldy);
+      auto y_cpu = y0;
+      cpu::linear(x.data(), ldx, w.data(), b.data(), y_cpu.data(), ldy, s.m, s.k, s.n);
+      DeviceBuffer<float> dx(x), dw(w), db(b), dy(y0);
+      cuda::linear(*ctx, dx.get(), ldx, dw.get(), db.get(), dy.get(), ldy, s.m, s.k, s.n);
+      cuda::synchronize(*ctx);
+      // linear_bound is 2(k + 2)u·(Σ|x·w| + |b|); scale it up by the input-rounding share.
+      auto bound = linear_bound(x, ldx, w, false, &b, s.m, s.k, s.n, ldy);
+      const double plain = 2.0 * double(s.k + 2) * kU;
+      for (auto& v : bound) v *= (plain + 2.0 * e + e * e) / plain;
+      check_close(dy.download(), y_cpu, bound);
+    }
+  }
+  cuda::set_gemm_math(*ctx, cuda::GemmMath::kFp32);
 }
 
 // Tolerance: the mean is a float sum of n terms, off by <= n·u·mean|x| ≈ n·u·(|μ| + σ) per
