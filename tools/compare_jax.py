@@ -21,7 +21,8 @@ index, log scale, one line per system, one panel per batch size).
     .venv/bin/python tools/compare_jax.py --plot docs/compare_jax_gpt2.png
 
 Needs tools/requirements.txt (tools/setup_python.sh) and a built eagerlm (--eagerlm, default
-$EAGERLM_BIN or build/tools/eagerlm). A GPU JAX is used where one is installed.
+$EAGERLM_BIN or build/tools/eagerlm). --device cuda runs both on the GPU: eagerlm built with CUDA
+and a JAX with CUDA installed (JAX_PLATFORMS pins JAX to the chosen device either way).
 """
 
 import argparse
@@ -74,8 +75,14 @@ def timed_process(args, env=None):
     return start, time.monotonic() - start, json.loads(result.stdout)
 
 
-def worker(*args):
-    env = dict(os.environ, PYTHONPATH=str(TOOLS), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+def worker(device, *args):
+    # JAX runs where eagerlm runs: JAX_PLATFORMS pins it (a GPU JAX would otherwise take the GPU
+    # during a CPU comparison), and on the GPU matmuls stay float32 (JAX's default there may use
+    # TF32, which changes greedy ids; eagerlm's default is plain FP32 too).
+    env = dict(os.environ, PYTHONPATH=str(TOOLS), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+               JAX_PLATFORMS="cuda" if device == "cuda" else "cpu")
+    if device == "cuda":
+        env["JAX_DEFAULT_MATMUL_PRECISION"] = "float32"
     return timed_process([sys.executable, "-m", "jax_gpt2.bench_worker", *args], env=env)
 
 
@@ -97,16 +104,17 @@ def equal_length_prompts(eagerlm, count):
     sys.exit(f"compare_jax: only {len(prompts)} usable prompts for batch {count}")
 
 
-def measure_init(eagerlm, preset, seed):
+def measure_init(eagerlm, preset, seed, device):
     out = {}
-    _, wall, report = timed_process([eagerlm, "init", "--preset", preset, "--seed", seed, "--json"])
+    _, wall, report = timed_process([eagerlm, "init", "--preset", preset, "--seed", seed, "--device", device,
+                                     "--json"])
     out["eagerlm_init_s"] = report["seconds"]
     out["eagerlm_init_process_s"] = wall
     out["parameters"] = report["total_parameters"]
     out["bytes"] = report["total_bytes"]
     _, wall, _ = timed_process([eagerlm, "init", "--preset", preset, "--dry-run", "--json"])
     out["eagerlm_dry_run_process_s"] = wall
-    _, wall, jax_report = worker("init", "--preset", preset, "--seed", str(seed))
+    _, wall, jax_report = worker(device, "init", "--preset", preset, "--seed", str(seed))
     out.update({f"jax_{k}": v for k, v in jax_report.items()})
     out["jax_process_s"] = wall
     out["speedup_vs_jit_first_call"] = out["jax_first_call_s"] / out["eagerlm_init_s"]
@@ -119,13 +127,14 @@ def per_token(start, token_times):
     return [times[0]] + [b - a for a, b in zip(times, times[1:])]
 
 
-def measure_generation(eagerlm, system, model_dir, prompts, n, workdir):
+def measure_generation(eagerlm, system, model_dir, prompts, n, workdir, device):
     batch = len(prompts)
     if system == "eagerlm":
         prompt_file = workdir / f"prompts-{batch}.txt"
         prompt_file.write_text("".join(text + "\n" for text, _ in prompts))
         start, wall, report = timed_process([eagerlm, "generate", "-m", model_dir, "--prompt-file", prompt_file,
-                                             "-n", n, "--temp", 0, "--ignore-eos", "--json", "--timings-per-token"])
+                                             "-n", n, "--temp", 0, "--ignore-eos", "--device", device, "--json",
+                                             "--timings-per-token"])
         timings = report["timings"]
         for r, (_, ids) in zip(report["results"], prompts):
             if r["prompt_ids"] != ids:
@@ -136,7 +145,7 @@ def measure_generation(eagerlm, system, model_dir, prompts, n, workdir):
     else:
         ids_file = workdir / f"prompt-ids-{batch}.json"
         ids_file.write_text(json.dumps([ids for _, ids in prompts]))
-        start, wall, report = worker("generate", "--system", system, "--model", str(model_dir), "--prompts",
+        start, wall, report = worker(device, "generate", "--system", system, "--model", str(model_dir), "--prompts",
                                      str(ids_file), "-n", str(n))
         token_times, ids = report["token_times"], report["ids"]
         result = {k: report[k] for k in ("import_s", "load_s", "backend") if k in report}
@@ -258,7 +267,7 @@ def plot(report, path):
     fig.savefig(path, dpi=90)
 
 
-def machine_name():
+def machine_name(device):
     model = "unknown CPU"
     try:
         for line in open("/proc/cpuinfo"):
@@ -267,7 +276,15 @@ def machine_name():
                 break
     except OSError:
         pass
-    return f"{model}, {os.cpu_count()} cores"
+    name = f"{model}, {os.cpu_count()} cores"
+    if device == "cuda":
+        try:
+            gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                                 text=True, check=True).stdout.strip().splitlines()[0]
+        except (OSError, subprocess.CalledProcessError, IndexError):
+            gpu = "unknown GPU"
+        name = f"{gpu} ({name})"
+    return name
 
 
 def main():
@@ -279,6 +296,8 @@ def main():
     parser.add_argument("--batch", default="1,8", help="comma-separated batch sizes (default 1,8; at most 12)")
     parser.add_argument("--systems", default="growing,preallocated,hf,eagerlm",
                         help="which generation systems to run (default all four)")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                        help="where both eagerlm and JAX run (cuda: needs a CUDA build of eagerlm and a CUDA JAX)")
     parser.add_argument("--init-only", action="store_true", help="only the initialization comparison")
     parser.add_argument("--skip-init", action="store_true", help="only the generation comparison")
     parser.add_argument("--eagerlm", default=os.environ.get("EAGERLM_BIN", str(REPO / "build" / "tools" / "eagerlm")))
@@ -295,7 +314,8 @@ def main():
     plot_path = pathlib.Path(args.plot or workdir / f"compare_jax_{args.preset}.png")
 
     # Other work on the machine skews every number: the load averages are kept with the results.
-    report = {"preset": args.preset, "seed": args.seed, "n": args.n, "machine": machine_name(),
+    report = {"preset": args.preset, "seed": args.seed, "n": args.n, "device": args.device,
+              "machine": machine_name(args.device),
               "load_average_before": os.getloadavg()}
     if not args.init_only:
         batches = [int(b) for b in args.batch.split(",")]
@@ -304,7 +324,7 @@ def main():
         report["prompts"] = [text for text, _ in all_prompts]
     if not args.skip_init:
         print(f"initialization of {args.preset} ...", file=sys.stderr)
-        report["init"] = measure_init(args.eagerlm, args.preset, args.seed)
+        report["init"] = measure_init(args.eagerlm, args.preset, args.seed, args.device)
     if not args.init_only:
         model_dir = workdir / f"model-{args.preset}-seed{args.seed}"
         run([args.eagerlm, "init", "--preset", args.preset, "--seed", args.seed, "--out", model_dir, "--force",
@@ -315,7 +335,7 @@ def main():
             for system in systems:
                 print(f"generation, batch {batch}: {SYSTEMS[system]} ...", file=sys.stderr)
                 results[system] = measure_generation(args.eagerlm, system, model_dir, all_prompts[:batch], args.n,
-                                                     workdir)
+                                                     workdir, args.device)
             reference = results[systems[-1]]["ids"]
             for r in results.values():
                 r["ids_agree"] = r["ids"] == reference

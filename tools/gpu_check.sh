@@ -2,7 +2,8 @@
 # The one GPU check, for a machine with an NVIDIA GPU (run through the device tool in one call):
 # builds with CUDA, runs every test (the CUDA ones included), compute-sanitizer memcheck and
 # racecheck on a small model's generation, `eagerlm bench --device cuda`, CUDA-vs-CPU greedy
-# ids and GPT-2 XL initialization on the GPU; writes everything as one Markdown
+# ids, GPT-2 XL initialization on the GPU and tools/compare_jax.py --device cuda (when a CUDA JAX
+# is installed); writes everything as one Markdown
 # report to $OUT/gpu_check.md (or ./gpu_check.md). Budget: under 8 minutes.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -50,8 +51,22 @@ step "eagerlm bench --device cuda" "$bin" bench --device cuda --json
 "$bin" bench --device cuda --json >"$out_dir/bench_cuda.json" 2>>"$log" || true
 "$bin" init --preset gpt2-xl --device cuda --json >"$out_dir/init_xl_cuda.json" 2>>"$log" || true
 
-# The JAX comparison (tools/compare_jax.py) runs eagerlm on the CPU only so far; a GPU run of it
-# belongs here once it takes --device cuda.
+# eagerlm against JAX's preallocated-cache loop on this GPU (the target system of issue #8), with
+# whichever Python has a CUDA JAX and the comparison's packages (.venv first, then python3).
+jax_python=""
+for py in .venv/bin/python python3; do
+  if "$py" -c 'import jax, flax, transformers, matplotlib; assert jax.devices("gpu")' >/dev/null 2>&1; then
+    jax_python=$py; break
+  fi
+done
+if [[ -n "$jax_python" ]]; then
+  step "compare_jax --device cuda (gpt2, batch 1 and 8)" timeout 240 "$jax_python" tools/compare_jax.py \
+    --device cuda --skip-init --systems preallocated,eagerlm --eagerlm "$bin" --workdir "$tiny/cmp" \
+    --json "$out_dir/compare_jax_cuda.json" --plot "$out_dir/compare_jax_cuda.png" \
+    --markdown "$out_dir/compare_jax_cuda.md"
+else
+  rows+=("| compare_jax --device cuda | skipped: no Python with a CUDA JAX, flax and transformers | |")
+fi
 
 {
   echo "# eagerlm GPU check"
@@ -70,6 +85,10 @@ step "eagerlm bench --device cuda" "$bin" bench --device cuda --json
   echo '```json'
   cat "$out_dir/init_xl_cuda.json" 2>/dev/null
   echo '```'
+  if [[ -f "$out_dir/compare_jax_cuda.md" ]]; then
+    echo "## eagerlm vs JAX on this GPU"
+    cat "$out_dir/compare_jax_cuda.md"
+  fi
 } >"$report"
 cat "$report"
 grep -q FAIL "$report" && exit 1 || exit 0
