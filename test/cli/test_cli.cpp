@@ -26,13 +26,15 @@ struct Run {
   std::string out, err;
 };
 
-// Runs `eagerlm ARGS` with `input` on stdin; captures stdout and stderr.
-Run run_cli(const std::string& args, const std::string& input = "") {
+// Runs `eagerlm ARGS` with `input` on stdin (and `env`, `env`(1) arguments, before it); captures
+// stdout and stderr.
+Run run_cli(const std::string& args, const std::string& input = "", const std::string& env = "") {
   static int counter = 0;
   const fs::path dir = fs::temp_directory_path() / ("eagerlm-cli-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
   fs::create_directories(dir);
   std::ofstream(dir / "in", std::ios::binary) << input;
-  const std::string cmd = std::string(EAGERLM_BINARY_DIR) + "/tools/eagerlm " + args + " <" + (dir / "in").string() +
+  const std::string cmd = (env.empty() ? "" : "env " + env + " ") + std::string(EAGERLM_BINARY_DIR) +
+                          "/tools/eagerlm " + args + " <" + (dir / "in").string() +
                           " >" + (dir / "out").string() + " 2>" + (dir / "err").string();
   const int status = std::system(cmd.c_str());
   auto slurp = [](const fs::path& p) {
@@ -173,4 +175,20 @@ TEST_CASE("info describes a checkpoint; tokenize and detokenize round trip", "[c
   REQUIRE(back.code == 0);
   CHECK(back.out == text);
   CHECK(run_cli("detokenize", "1 2 99999").code != 0);
+}
+
+TEST_CASE("idle OpenMP threads wait passively unless OMP_WAIT_POLICY says otherwise", "[cli]") {
+  // libgomp prints its settings at start-up under OMP_DISPLAY_ENV=VERBOSE; passive waiting is a
+  // spin count of 0 (libgomp's own default spins 300000 times).
+  const Run unset = run_cli("--version", "", "-u OMP_WAIT_POLICY OMP_DISPLAY_ENV=VERBOSE");
+  CHECK(unset.code == 0);
+  const auto last_spin_count = [](const std::string& err) {  // the settings the final image ran with
+    const auto at = err.rfind("GOMP_SPINCOUNT = '");
+    return at == std::string::npos ? std::string("?") : err.substr(at + 18, err.find('\'', at + 18) - at - 18);
+  };
+  CHECK(last_spin_count(unset.err) == "0");
+  const Run active = run_cli("--version", "", "OMP_WAIT_POLICY=active OMP_DISPLAY_ENV=VERBOSE");
+  CHECK(active.code == 0);
+  CHECK(active.err.find("OMP_WAIT_POLICY = 'ACTIVE'") != std::string::npos);
+  CHECK(last_spin_count(active.err) != "0");
 }

@@ -7,9 +7,11 @@
 
 #include "engine/core/error.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/openmp_wait_policy.h"
 
 int main(int argc, char** argv) {
   using namespace eagerlm::cli;
+  prefer_passive_openmp_waiting(argv);
   CLI::App root{"eagerlm: GPT-2 inference engine (CPU and CUDA)", "eagerlm"};
   root.set_version_flag("--version", "eagerlm 0.1.0");
   root.require_subcommand(1);
