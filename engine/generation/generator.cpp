@@ -80,13 +80,11 @@ std::vector<GenerationResult> GenerationLoop::generate(const std::vector<std::ve
     if (on_token && !tail.empty()) on_token(s.index, -1, tail);
     s.result.text = s.stops.text();
   };
-  // Samples the next token of `s` from its logits row and applies every stopping rule.
-  auto take_token = [&](Sequence& s, float* logits) {
-    if (options.logprobs) std::copy(logits, logits + vocab, scratch.begin());
-    const int32_t token = s.sampler.sample(logits, vocab, s.tokens);
+  // Appends the next token of `s` and applies every stopping rule.
+  auto accept_token = [&](Sequence& s, int32_t token, float logprob) {
     s.tokens.push_back(token);
     s.result.ids.push_back(token);
-    if (options.logprobs) s.result.logprobs.push_back(log_softmax_at(scratch.data(), vocab, token));
+    if (options.logprobs) s.result.logprobs.push_back(logprob);
     ++timings_.generated_tokens;
     if (token == options.eos_id && !options.ignore_eos) return finish(s, FinishReason::kEos);
     const std::string visible = s.stops.push(s.decoder.push(token));
@@ -95,6 +93,19 @@ std::vector<GenerationResult> GenerationLoop::generate(const std::vector<std::ve
     if (!keep_going) return finish(s, FinishReason::kCallback);
     if (int64_t(s.result.ids.size()) >= options.max_new_tokens || int64_t(s.tokens.size()) >= max_len)
       return finish(s, FinishReason::kLength);
+  };
+  // Samples the next token of `s` on the host from its logits row.
+  auto take_token = [&](Sequence& s, float* logits) {
+    if (options.logprobs) std::copy(logits, logits + vocab, scratch.begin());
+    const int32_t token = s.sampler.sample(logits, vocab, s.tokens);
+    accept_token(s, token, options.logprobs ? log_softmax_at(scratch.data(), vocab, token) : 0.0f);
+  };
+  // Where the model samples on its device, only the chosen ids come back: each sequence draws
+  // from its own stream (its index), its n-th token with draw number n.
+  const bool on_device = model_.samples_on_device();
+  std::vector<SampleRequest> requests;
+  auto request = [&](const Sequence& s, bool wanted) {
+    requests.push_back({wanted, uint64_t(s.index), uint64_t(s.result.ids.size())});
   };
 
   for (auto& s : seqs)
@@ -108,20 +119,30 @@ std::vector<GenerationResult> GenerationLoop::generate(const std::vector<std::ve
     step.clear();
     in_step.clear();
     int64_t rows = 0;
+    requests.clear();
     for (auto& s : seqs) {
       if (s->done || s->prefilled == s->prompt_len || rows == model_.max_step_rows()) continue;
       const int64_t n = std::min<int64_t>(int64_t(s->prompt_len - s->prefilled), model_.max_step_rows() - rows);
       step.push_back({int32_t(s->index), int32_t(s->prefilled), s->tokens.data() + s->prefilled, int32_t(n)});
       in_step.push_back(s.get());
+      request(*s, s->prefilled + size_t(n) == s->prompt_len);
       rows += n;
     }
     if (step.empty()) break;
-    float* logits = const_cast<float*>(model_.step(step));
+    const SampledToken* sampled = nullptr;
+    float* logits = nullptr;
+    if (on_device)
+      sampled = model_.step_and_sample(step, requests, options.sampling, options.logprobs);
+    else
+      logits = const_cast<float*>(model_.step(step));
     for (size_t k = 0; k < in_step.size(); ++k) {
       Sequence& s = *in_step[k];
       s.prefilled += size_t(step[k].n_tokens);
       if (s.prefilled == s.prompt_len) {
-        take_token(s, logits + int64_t(k) * vocab);
+        if (on_device)
+          accept_token(s, sampled[k].id, sampled[k].logprob);
+        else
+          take_token(s, logits + int64_t(k) * vocab);
         if (timings_.first_token_ms == 0) timings_.first_token_ms = ms_since(start);
       }
     }
@@ -133,12 +154,20 @@ std::vector<GenerationResult> GenerationLoop::generate(const std::vector<std::ve
   for (;;) {
     step.clear();
     in_step.clear();
+    requests.clear();
     for (auto& s : seqs) {
       if (s->done) continue;
       step.push_back({int32_t(s->index), int32_t(s->tokens.size() - 1), &s->tokens.back(), 1});
       in_step.push_back(s.get());
+      request(*s, true);
     }
     if (step.empty()) break;
+    if (on_device) {
+      const SampledToken* sampled = model_.step_and_sample(step, requests, options.sampling, options.logprobs);
+      ++timings_.decode_steps;
+      for (size_t k = 0; k < in_step.size(); ++k) accept_token(*in_step[k], sampled[k].id, sampled[k].logprob);
+      continue;
+    }
     float* logits = const_cast<float*>(model_.step(step));
     ++timings_.decode_steps;
     for (size_t k = 0; k < in_step.size(); ++k) take_token(*in_step[k], logits + int64_t(k) * vocab);

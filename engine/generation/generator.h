@@ -1,8 +1,10 @@
 // The generation loop: prefill every prompt (in chunks of at most max_step_rows tokens), then
 // decode one token per live sequence per step until each one ends (end-of-text, a stop string,
 // its token budget, the context length, or the callback). Finished sequences leave the batch,
-// so they stop costing compute. The model's cache is allocated once by the StepModel; nothing
-// here allocates per token beyond small host vectors.
+// so they stop costing compute. Tokens are sampled on the host (Sampler), or on the model's
+// device when the StepModel offers it (step_and_sample: only the chosen ids come back). The
+// model's cache is allocated once by the StepModel; nothing here allocates per token beyond
+// small host vectors.
 #pragma once
 
 #include <cstdint>

@@ -160,6 +160,19 @@ __global__ void __launch_bounds__(kThreads)
 
 int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
+// Growing the scratch synchronizes the stream and reallocates: illegal while the stream is being
+// captured into a graph. Reported plainly instead of as an invalidated capture.
+void refuse_growth_during_capture(CudaContext& ctx, size_t bytes) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  EAGERLM_CUDA_CHECK(cudaStreamIsCapturing(ctx.stream, &status));
+  if (status != cudaStreamCaptureStatusNone)
+    throw_error(ErrorCode::kInternal,
+                "CUDA attention needs " + std::to_string(bytes) + " bytes of scratch but only " +
+                    std::to_string(ctx.scratch_bytes) +
+                    " were reserved (reserve_attention_scratch), and the scratch cannot grow "
+                    "while the step is captured into a CUDA graph");
+}
+
 }  // namespace
 
 AttentionSplit plan_attention_split(int64_t n_rows, int64_t n_head, int64_t max_len, int sm_count) {
@@ -175,6 +188,31 @@ AttentionSplit plan_attention_split(int64_t n_rows, int64_t n_head, int64_t max_
   plan.chunk_len = round_up((max_len + splits - 1) / splits, kAttentionTile);
   plan.n_splits = int((max_len + plan.chunk_len - 1) / plan.chunk_len);
   return plan;
+}
+
+size_t attention_scratch_bytes(int64_t n_rows, int64_t n_head, int64_t d_head,
+                               const AttentionSplit& plan) {
+  if (plan.n_splits <= 1 || n_rows <= 0 || n_head <= 0 || d_head <= 0) return 0;
+  return size_t(n_rows) * size_t(n_head) * size_t(plan.n_splits) * size_t(d_head + 2) *
+         sizeof(float);
+}
+
+size_t max_attention_scratch_bytes(int64_t max_rows, int64_t n_head, int64_t d_head,
+                                   int64_t max_len, int sm_count) {
+  // Splitting stops once rows × heads fill the GPU, so the loop is short in practice; it runs to
+  // max_rows anyway rather than rely on that.
+  size_t most = 0;
+  for (int64_t rows = 1; rows <= max_rows; ++rows) {
+    const AttentionSplit plan = plan_attention_split(rows, n_head, max_len, sm_count);
+    most = std::max(most, attention_scratch_bytes(rows, n_head, d_head, plan));
+  }
+  return most;
+}
+
+void reserve_attention_scratch(CudaContext& ctx, int64_t max_rows, int64_t n_head,
+                               int64_t d_head, int64_t max_len) {
+  const size_t bytes = max_attention_scratch_bytes(max_rows, n_head, d_head, max_len, ctx.sm_count);
+  if (bytes > 0) (void)scratch_buffer(ctx, bytes);
 }
 
 void attention_chunked(CudaContext& ctx, const float* qkv, int64_t ld_qkv, const StepBatch& batch,
@@ -198,9 +236,10 @@ void attention_chunked(CudaContext& ctx, const float* qkv, int64_t ld_qkv, const
 
   float* partial = nullptr;
   if (n_splits > 1) {
-    const size_t floats =
-        size_t(batch.n_rows) * size_t(layout.n_head) * size_t(n_splits) * size_t(layout.d_head + 2);
-    partial = static_cast<float*>(scratch_buffer(ctx, floats * sizeof(float)));
+    const size_t bytes = attention_scratch_bytes(batch.n_rows, layout.n_head, layout.d_head,
+                                                 AttentionSplit{chunk_len, int(n_splits)});
+    if (bytes > ctx.scratch_bytes) refuse_growth_during_capture(ctx, bytes);
+    partial = static_cast<float*>(scratch_buffer(ctx, bytes));
   }
   const dim3 grid(unsigned(batch.n_rows), unsigned(layout.n_head), unsigned(n_splits));
   attention_partial_kernel<<<grid, kThreads, shared_bytes, ctx.stream>>>(

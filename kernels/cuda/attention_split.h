@@ -1,8 +1,10 @@
 // How the CUDA attention (attention.cu) divides each query row's key range between blocks, and
 // an entry point with an explicit split, so tests can exercise both the single-block and the
-// split-and-combine paths whatever GPU they run on. Plain C++ types only.
+// split-and-combine paths whatever GPU they run on; and the scratch the split path needs, so
+// that a forward pass can reserve it up front. Plain C++ types only.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/kv_layout.h"
@@ -24,6 +26,22 @@ struct AttentionSplit {
 // never into chunks shorter than two tiles. Decided on the host from max_len alone: the actual
 // lengths live on the device, and blocks whose chunk starts past their row's causal limit exit.
 AttentionSplit plan_attention_split(int64_t n_rows, int64_t n_head, int64_t max_len, int sm_count);
+
+// Scratch bytes the split path takes for a step of n_rows query rows cut into plan.n_splits
+// chunks: one (max, sum, accumulator[d_head]) record per row, head and chunk. 0 without a split.
+size_t attention_scratch_bytes(int64_t n_rows, int64_t n_head, int64_t d_head,
+                               const AttentionSplit& plan);
+
+// The most scratch cuda::attention takes for any step of 1..max_rows rows over a cache of
+// max_len positions per slot (the plan depends on the row count, not on the lengths).
+size_t max_attention_scratch_bytes(int64_t max_rows, int64_t n_head, int64_t d_head,
+                                   int64_t max_len, int sm_count);
+
+// Grows ctx's scratch now to max_attention_scratch_bytes, so that cuda::attention never has to
+// grow it later: growing frees the old buffer, which a captured CUDA graph still points at, and
+// is illegal while a graph is being captured (attention refuses with an error then).
+void reserve_attention_scratch(CudaContext& ctx, int64_t max_rows, int64_t n_head,
+                               int64_t d_head, int64_t max_len);
 
 // cuda::attention with the key range cut into chunks of chunk_len positions (rounded up to a
 // multiple of kAttentionTile; chunk_len >= max_len means one block per row and head).

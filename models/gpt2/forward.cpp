@@ -1,10 +1,12 @@
 #include "models/gpt2/forward.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "engine/core/error.h"
 #include "engine/ops/ops.h"
+#include "kernels/cuda/attention_split.h"
 
 namespace eagerlm::gpt2 {
 
@@ -20,6 +22,7 @@ enum MetaRow { kSlot = 0, kRowStart = 1, kNewTokens = 2, kPastLen = 3, kMetaRows
 ForwardPass::ForwardPass(std::shared_ptr<const Model> model, const ForwardLimits& limits)
     : model_(std::move(model)), limits_(limits), ctx_(model_->device()) {
   const Config& c = model_->config();
+  ctx_.set_gemm_math(limits_.gemm_math);  // throws kUnsupported for TF32/BF16 on the CPU
   if (limits_.max_len <= 0) limits_.max_len = c.n_positions;
   if (limits_.max_len > c.n_positions)
     bad_step("max_len " + std::to_string(limits_.max_len) + " exceeds the model's n_positions (" +
@@ -30,16 +33,18 @@ ForwardPass::ForwardPass(std::shared_ptr<const Model> model, const ForwardLimits
 
   const int64_t R = limits_.max_step_rows, S = limits_.max_slots, d = c.n_embd;
   const int64_t logit_rows = limits_.all_logits ? R : S;
+  const int64_t input_ints = kMetaRows * S + 2 * R;
   const Shape shapes_f32[] = {{R, d}, {R, d}, {R, 3 * d}, {R, d}, {R, c.mlp_width()}, {S, d},
                               {logit_rows, c.vocab_size}};
-  size_t bytes = Arena::footprint({R}, DType::kI32) * 2 + Arena::footprint({kMetaRows, S}, DType::kI32);
+  size_t bytes = Arena::footprint({input_ints}, DType::kI32);
   for (const auto& s : shapes_f32) bytes += Arena::footprint(s);
 
   cache_ = KvCache(c, S, limits_.max_len, model_->device());
   arena_ = Arena(bytes, model_->device());
-  ids_ = arena_.alloc({R}, DType::kI32);
-  positions_ = arena_.alloc({R}, DType::kI32);
-  batch_meta_ = arena_.alloc({kMetaRows, S}, DType::kI32);
+  step_inputs_ = arena_.alloc({input_ints}, DType::kI32);
+  batch_meta_ = step_inputs_.slice(0, 0, kMetaRows * S);
+  ids_ = step_inputs_.slice(0, kMetaRows * S, R);
+  positions_ = step_inputs_.slice(0, kMetaRows * S + R, R);
   x_ = arena_.alloc(shapes_f32[0]);
   h_ = arena_.alloc(shapes_f32[1]);
   qkv_ = arena_.alloc(shapes_f32[2]);
@@ -47,6 +52,16 @@ ForwardPass::ForwardPass(std::shared_ptr<const Model> model, const ForwardLimits
   mlp_ = arena_.alloc(shapes_f32[4]);
   last_ = arena_.alloc(shapes_f32[5]);
   logits_ = arena_.alloc(shapes_f32[6]);
+
+  if (ctx_.device() == Device::kCuda) {
+    // Everything a step needs on the device exists from here on: a step (and so a captured
+    // graph) never allocates, and nothing it uses ever moves.
+    cuda::CudaContext& gpu = *ctx_.cuda();
+    cuda::reserve_attention_scratch(gpu, R, c.n_head, c.d_head(), limits_.max_len);
+    staging_ = cuda::StagingBuffer(step_inputs_.nbytes());
+    std::memset(staging_.writable(), 0, staging_.capacity());
+    if (limits_.cuda_graphs) decode_graphs_.resize(size_t(S) + 1);
+  }
 }
 
 void ForwardPass::check_step(const std::vector<SequenceStep>& seqs) const {
@@ -75,11 +90,39 @@ void ForwardPass::check_step(const std::vector<SequenceStep>& seqs) const {
              std::to_string(limits_.max_step_rows));
 }
 
-Tensor ForwardPass::upload_i32(const std::vector<int32_t>& host, Tensor& device_buf) {
-  Tensor view = device_buf.rank() == 1 ? device_buf.slice(0, 0, int64_t(host.size()))
-                                       : device_buf.reshape({device_buf.numel()}).slice(0, 0, int64_t(host.size()));
-  device_copy(view.raw(), view.device(), host.data(), Device::kCpu, host.size() * sizeof(int32_t));
-  return view;
+int32_t ForwardPass::stage_inputs(const std::vector<SequenceStep>& seqs) {
+  const int64_t S = limits_.max_slots, R = limits_.max_step_rows;
+  const bool on_cuda = ctx_.device() == Device::kCuda;
+  // Same layout as step_inputs_: [batch_meta (kMetaRows × S) | ids (R) | positions (R)].
+  int32_t* const meta = static_cast<int32_t*>(on_cuda ? staging_.writable() : step_inputs_.raw());
+  int32_t* const ids = meta + kMetaRows * S;
+  int32_t* const positions = ids + R;
+  int32_t rows = 0;
+  for (size_t s = 0; s < seqs.size(); ++s) {
+    const SequenceStep& q = seqs[s];
+    meta[kSlot * S + int64_t(s)] = q.slot;
+    meta[kRowStart * S + int64_t(s)] = rows;
+    meta[kNewTokens * S + int64_t(s)] = q.n_tokens;
+    meta[kPastLen * S + int64_t(s)] = q.past_len;
+    for (int32_t i = 0; i < q.n_tokens; ++i) {
+      ids[rows + i] = q.tokens[i];
+      positions[rows + i] = q.past_len + i;
+    }
+    rows += q.n_tokens;
+  }
+  if (on_cuda) {
+    // One copy, up to the last position used; on the stream, so ordered before the step's work.
+    const size_t used = size_t(kMetaRows * S + R + rows) * sizeof(int32_t);
+    staging_.upload(*ctx_.cuda(), step_inputs_.raw(), used);
+  }
+  return rows;
+}
+
+ForwardPass::DecodeGraph* ForwardPass::decode_graph(const std::vector<SequenceStep>& seqs) {
+  if (decode_graphs_.empty()) return nullptr;  // CPU, or graphs turned off
+  for (const SequenceStep& q : seqs)
+    if (q.n_tokens != 1) return nullptr;
+  return &decode_graphs_[seqs.size()];
 }
 
 void ForwardPass::run_block(const BlockWeights& w, int64_t layer, int64_t rows, const StepBatch& batch) {
@@ -106,47 +149,53 @@ Tensor ForwardPass::step(const std::vector<SequenceStep>& seqs, LogitsFor which)
   check_step(seqs);
   if (which == LogitsFor::kAllTokens && !limits_.all_logits)
     throw_error(ErrorCode::kInternal, "ForwardPass planned without all_logits");
-  const Config& c = model_->config();
-  const Weights& w = model_->weights();
-  const int64_t S = limits_.max_slots, n_seq = int64_t(seqs.size());
-
-  std::vector<int32_t> ids, positions, meta(size_t(kMetaRows * S), 0);
-  int32_t rows = 0;
-  for (int64_t s = 0; s < n_seq; ++s) {
-    const SequenceStep& q = seqs[size_t(s)];
-    meta[size_t(kSlot * S + s)] = q.slot;
-    meta[size_t(kRowStart * S + s)] = rows;
-    meta[size_t(kNewTokens * S + s)] = q.n_tokens;
-    meta[size_t(kPastLen * S + s)] = q.past_len;
-    for (int32_t i = 0; i < q.n_tokens; ++i) {
-      ids.push_back(q.tokens[i]);
-      positions.push_back(q.past_len + i);
-    }
-    rows += q.n_tokens;
-  }
-  const Tensor ids_dev = upload_i32(ids, ids_);
-  const Tensor pos_dev = upload_i32(positions, positions_);
-  const Tensor meta_dev = upload_i32(meta, batch_meta_);
-  const int32_t* m = meta_dev.data<int32_t>();
+  const int64_t S = limits_.max_slots;
+  const int32_t rows = stage_inputs(seqs);
+  // The metadata sits at fixed addresses; only the counts change from step to step (and not at
+  // all between decode steps of one batch size).
+  const int32_t* m = batch_meta_.data<int32_t>();
   StepBatch batch;
-  batch.n_seq = int32_t(n_seq);
+  batch.n_seq = int32_t(seqs.size());
   batch.n_rows = rows;
   batch.slot = m + kSlot * S;
   batch.row_start = m + kRowStart * S;
   batch.n_new = m + kNewTokens * S;
   batch.past_len = m + kPastLen * S;
 
+  DecodeGraph* decode = decode_graph(seqs);
+  if (!decode || decode->steps++ == 0) return run_model(seqs, rows, batch, which);
+
+  // Decode steps have one row per sequence, so the logits are the first n_seq rows of logits_
+  // whatever `which` asks for, at the same address on every replay.
+  cuda::CudaContext& gpu = *ctx_.cuda();
+  if (decode->graph.empty() || decode->graph.stale(gpu)) {
+    decode->graph = cuda::CudaGraph();  // release the old one before capturing anew
+    decode->graph = cuda::CudaGraph::capture(gpu, [&] { run_model(seqs, rows, batch, which); });
+  }
+  decode->graph.launch(gpu);
+  ++graph_replays_;
+  return logits_.slice(0, 0, int64_t(seqs.size()));
+}
+
+Tensor ForwardPass::run_model(const std::vector<SequenceStep>& seqs, int32_t rows,
+                              const StepBatch& batch, LogitsFor which) {
+  const Config& c = model_->config();
+  const Weights& w = model_->weights();
+  const int64_t n_seq = int64_t(seqs.size());
+
   Tensor x = x_.slice(0, 0, rows);
-  ops::embedding(ctx_, ids_dev, pos_dev, w.wte, w.wpe, x);
+  ops::embedding(ctx_, ids_.slice(0, 0, rows), positions_.slice(0, 0, rows), w.wte, w.wpe, x);
   for (int64_t l = 0; l < c.n_layer; ++l) run_block(w.blocks[size_t(l)], l, rows, batch);
 
   // The final norm and the output head run only on the rows whose logits are wanted.
   Tensor selected = x;
   if (which == LogitsFor::kLastToken && rows != n_seq) {
     const size_t row_bytes = size_t(c.n_embd) * sizeof(float);
+    int64_t row_end = 0;
     for (int64_t s = 0; s < n_seq; ++s) {
-      const int64_t src_row = meta[size_t(kRowStart * S + s)] + seqs[size_t(s)].n_tokens - 1;
-      device_copy(last_.select(0, s).raw(), last_.device(), x.select(0, src_row).raw(), x.device(), row_bytes);
+      row_end += seqs[size_t(s)].n_tokens;
+      device_copy(last_.select(0, s).raw(), last_.device(), x.select(0, row_end - 1).raw(),
+                  x.device(), row_bytes);
     }
     selected = last_.slice(0, 0, n_seq);
   }
