@@ -59,12 +59,18 @@ double decode_weight_bytes(const gpt2::Model& model) {
   return double(model.parameter_count() - c.n_positions * c.n_embd + c.n_embd) * sizeof(float);
 }
 
-// Median ms of `steps` decode steps of `batch` sequences, each first prefilled to `position`.
-double time_decode(const std::shared_ptr<const gpt2::Model>& model, int64_t batch, int64_t position, int steps) {
+// Untimed decode steps before the timed ones: on CUDA the first step at a batch size runs eagerly
+// and the second captures its graph, so only later steps show the steady state.
+constexpr int kDecodeWarmup = 2;
+
+// Median ms of `steps` decode steps of `batch` sequences, each first prefilled to `position`
+// (then kDecodeWarmup untimed steps).
+double time_decode(const std::shared_ptr<const gpt2::Model>& model, const gpt2::ForwardLimits& exec,
+                   int64_t batch, int64_t position, int steps) {
   const auto& c = model->config();
-  gpt2::ForwardLimits lim;
+  gpt2::ForwardLimits lim = exec;
   lim.max_slots = batch;
-  lim.max_len = std::min<int64_t>(c.n_positions, position + steps);
+  lim.max_len = std::min<int64_t>(c.n_positions, position + kDecodeWarmup + steps);
   lim.max_step_rows = std::min<int64_t>(512, batch * position);
   gpt2::ForwardPass fwd(model, lim);
   const auto prompt = tokens(size_t(position), c.vocab_size);
@@ -75,13 +81,13 @@ double time_decode(const std::shared_ptr<const gpt2::Model>& model, int64_t batc
     }
   std::vector<int32_t> next(size_t(batch), 42);
   std::vector<double> ms;
-  for (int i = 0; i < steps; ++i) {
+  for (int i = 0; i < kDecodeWarmup + steps; ++i) {
     std::vector<SequenceStep> step;
     for (int64_t s = 0; s < batch; ++s) step.push_back({int32_t(s), int32_t(position + i), &next[size_t(s)], 1});
     const auto t0 = Clock::now();
     fwd.step(step, gpt2::LogitsFor::kLastToken);
     fwd.context().synchronize();
-    ms.push_back(ms_since(t0));
+    if (i >= kDecodeWarmup) ms.push_back(ms_since(t0));
   }
   return median(ms);
 }
@@ -93,6 +99,7 @@ int run_bench(const BenchOptions& o) {
     if (!o.json) std::fprintf(stderr, fmt, args...);
   };
   say("eagerlm bench: measuring the machine (%d threads)...\n", threads);
+  const gpt2::ForwardLimits exec = execution_limits(o.source);  // flag errors before any work
   const bench::MachineInfo machine = bench::probe_machine(threads);
   LoadedModel lm = load_model(o.source, o.json);
   const auto& model = lm.model;
@@ -101,13 +108,14 @@ int run_bench(const BenchOptions& o) {
   json out = {{"machine", {{"cpu", machine.cpu}, {"threads", threads}, {"read_gbps", machine.read_gbps},
                            {"fp32_peak_gflops", machine.fp32_gflops}}},
               {"model", {{"name", lm.description}, {"parameters", model->parameter_count()},
-                         {"device", device_name(model->device())}}},
+                         {"device", device_name(model->device())}, {"gemm_math", gemm_math_name(exec.gemm_math)},
+                         {"cuda_graphs", model->device() == Device::kCuda && exec.cuda_graphs}}},
               {"load_ms", lm.load_ms}};
 
   // First token: the first step a fresh ForwardPass ever runs, then the same step warm.
   {
     const auto prompt = tokens(16, c.vocab_size);
-    gpt2::ForwardLimits lim;
+    gpt2::ForwardLimits lim = exec;
     lim.max_len = std::min<int64_t>(c.n_positions, 64);
     std::vector<double> ms;
     for (int i = 0; i < (o.quick ? 2 : 6); ++i) {
@@ -126,7 +134,7 @@ int run_bench(const BenchOptions& o) {
   out["prefill"] = json::array();
   for (int64_t T : {int64_t(128), int64_t(512)}) {
     if (T > c.n_positions || (o.quick && T > 128)) continue;
-    gpt2::ForwardLimits lim;
+    gpt2::ForwardLimits lim = exec;
     lim.max_len = T;
     lim.max_step_rows = T;
     gpt2::ForwardPass fwd(model, lim);
@@ -148,7 +156,7 @@ int run_bench(const BenchOptions& o) {
   out["decode_batch"] = json::array();
   for (int64_t b : {int64_t(1), int64_t(8), int64_t(32)}) {
     if (o.quick && b > 8) continue;
-    const double ms = time_decode(model, b, 16, steps);
+    const double ms = time_decode(model, exec, b, 16, steps);
     out["decode_batch"].push_back({{"batch", b}, {"position", 16}, {"ms_per_step", ms},
                                    {"tokens_per_second", double(b) * 1000 / ms}});
     say("decode batch %2lld at position 16: %.2f ms/step, %.1f tokens/s\n", (long long)b, ms, double(b) * 1000 / ms);
@@ -157,8 +165,8 @@ int run_bench(const BenchOptions& o) {
   out["decode_position"] = json::array();
   double decode_b1 = 0;
   for (int64_t p : {int64_t(16), int64_t(512), int64_t(1000)}) {
-    if (p + steps > c.n_positions || (o.quick && p > 16)) continue;
-    const double ms = time_decode(model, 1, p, steps);
+    if (p + kDecodeWarmup + steps > c.n_positions || (o.quick && p > 16)) continue;
+    const double ms = time_decode(model, exec, 1, p, steps);
     if (p == 16) decode_b1 = ms;
     out["decode_position"].push_back({{"position", p}, {"ms_per_token", ms}});
     say("decode batch 1 at position %4lld: %.2f ms/token\n", (long long)p, ms);

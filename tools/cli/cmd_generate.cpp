@@ -130,6 +130,7 @@ int run_generate(GenerateOptions& o) {
   check_flags(o);
   apply_threads(o.threads);
   const uint64_t seed = o.seed >= 0 ? uint64_t(o.seed) : std::random_device{}();
+  gpt2::ForwardLimits limits = execution_limits(o.source);  // flag errors before loading
   LoadedModel lm = load_model(o.source, o.json);
   const gpt2::Config& cfg = lm.model->config();
   if (o.max_len > cfg.n_positions)
@@ -140,7 +141,6 @@ int run_generate(GenerateOptions& o) {
 
   size_t longest = 0;
   for (const auto& p : prompts.ids) longest = std::max(longest, p.size());
-  gpt2::ForwardLimits limits;
   limits.max_slots = int64_t(prompts.ids.size());
   limits.max_len = std::min<int64_t>(context, int64_t(longest) + std::max(o.max_new_tokens, 1));
   gpt2::Gpt2StepModel step_model(lm.model, limits);

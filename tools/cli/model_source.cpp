@@ -17,6 +17,22 @@ void add_model_options(CLI::App& app, ModelSource& s) {
   m->excludes(p);
   app.add_option("--init-seed", s.init_seed, "Seed for --preset (and the default model)")->capture_default_str();
   app.add_option("--device", s.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  app.add_option("--gemm-math", s.gemm_math,
+                 "Matrix products on CUDA: fp32 (exact FP32), tf32 or bf16 (tensor cores, inputs rounded)")
+      ->check(CLI::IsMember({"fp32", "tf32", "bf16"}))
+      ->capture_default_str();
+  app.add_flag("--no-cuda-graphs", s.no_cuda_graphs, "On CUDA, launch every decode step's kernels one by one");
+}
+
+gpt2::ForwardLimits execution_limits(const ModelSource& s) {
+  gpt2::ForwardLimits limits;
+  const auto math = gemm_math_from_name(s.gemm_math);
+  if (!math) throw UsageError("--gemm-math: expected fp32, tf32 or bf16, got '" + s.gemm_math + "'");
+  if (*math != GemmMath::kFp32 && parse_device(s.device) != Device::kCuda)
+    throw UsageError("--gemm-math " + s.gemm_math + " needs --device cuda (the CPU computes in fp32)");
+  limits.gemm_math = *math;
+  limits.cuda_graphs = !s.no_cuda_graphs;
+  return limits;
 }
 
 Device parse_device(const std::string& name) {

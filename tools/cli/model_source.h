@@ -11,6 +11,7 @@
 
 #include "engine/core/device.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "models/gpt2/forward.h"
 #include "models/gpt2/model.h"
 
 namespace eagerlm::cli {
@@ -20,6 +21,8 @@ struct ModelSource {
   std::string preset;
   std::string init_seed = "0";  // parsed by parse_u64_flag
   std::string device = "cpu";
+  std::string gemm_math = "fp32";  // --gemm-math (CUDA only beyond fp32)
+  bool no_cuda_graphs = false;     // --no-cuda-graphs
 };
 
 void add_model_options(CLI::App& app, ModelSource& source);
@@ -38,5 +41,9 @@ LoadedModel load_model(const ModelSource& source, bool quiet);
 
 // Parses --device; throws UsageError naming the flag.
 Device parse_device(const std::string& name);
+
+// A ForwardLimits carrying the execution choices (--gemm-math, --no-cuda-graphs), for the
+// command to fill in its sizes; throws UsageError when --gemm-math asks tensor cores of the CPU.
+gpt2::ForwardLimits execution_limits(const ModelSource& source);
 
 }  // namespace eagerlm::cli
