@@ -84,6 +84,9 @@ TEST_CASE("usage errors exit 2 naming the flag", "[cli]") {
   expect_usage_error(gen + "--seed -2", "--seed");
   expect_usage_error(gen + "--max-len 100000", "--max-len");
   expect_usage_error(gen + "--device tpu", "--device");
+  expect_usage_error(gen + "--gemm-math tf32", "--gemm-math");  // tensor cores need --device cuda
+  expect_usage_error(gen + "--gemm-math fp16", "--gemm-math");
+  expect_usage_error("bench --quick --gemm-math bf16", "--gemm-math");
   expect_usage_error(gen + "--no-such-flag", "--no-such-flag");
   expect_usage_error("frobnicate", "frobnicate");
 }
