@@ -10,12 +10,16 @@ namespace eagerlm::bench {
 struct MachineInfo {
   std::string cpu;        // model name from /proc/cpuinfo
   int threads = 0;        // threads used
-  double read_gbps = 0;   // GB/s (1e9 bytes/s), best of 9 passes over 1 GiB
+  double read_gbps = 0;         // GB/s (1e9 bytes/s), best of 9 passes over 1 GiB
+  double read_gbps_median = 0;  // the median pass (on a shared VM the two differ widely)
   double fp32_gflops = 0; // GFLOP/s, FMAs counted as 2 FLOPs
 };
 
 std::string cpu_model_name();
-double measure_read_bandwidth_gbps(int threads);
+struct ReadBandwidth {
+  double best_gbps = 0, median_gbps = 0;
+};
+ReadBandwidth measure_read_bandwidth(int threads);
 double measure_fp32_peak_gflops(int threads);
 MachineInfo probe_machine(int threads);
 

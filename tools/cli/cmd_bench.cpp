@@ -106,7 +106,7 @@ int run_bench(const BenchOptions& o) {
   const auto& c = model->config();
   const int steps = o.quick ? 4 : o.decode_steps;
   json out = {{"machine", {{"cpu", machine.cpu}, {"threads", threads}, {"read_gbps", machine.read_gbps},
-                           {"fp32_peak_gflops", machine.fp32_gflops}}},
+                           {"read_gbps_median", machine.read_gbps_median}, {"fp32_peak_gflops", machine.fp32_gflops}}},
               {"model", {{"name", lm.description}, {"parameters", model->parameter_count()},
                          {"device", device_name(model->device())}, {"gemm_math", gemm_math_name(exec.gemm_math)},
                          {"cuda_graphs", model->device() == Device::kCuda && exec.cuda_graphs}}},
@@ -174,10 +174,15 @@ int run_bench(const BenchOptions& o) {
 
   const double bytes = decode_weight_bytes(*model);
   const double floor_ms = bytes / (machine.read_gbps * 1e9) * 1e3;
+  const double median_floor_ms = bytes / (machine.read_gbps_median * 1e9) * 1e3;
   out["decode_floor"] = {{"weight_bytes_per_token", bytes}, {"read_gbps", machine.read_gbps}, {"floor_ms", floor_ms},
-                         {"measured_ms", decode_b1}, {"ratio", decode_b1 / floor_ms}};
-  say("decode floor: %.1f MB of weights / %.1f GB/s = %.2f ms; measured %.2f ms = %.2fx the floor\n", bytes / 1e6,
-      machine.read_gbps, floor_ms, decode_b1, decode_b1 / floor_ms);
+                         {"measured_ms", decode_b1}, {"ratio", decode_b1 / floor_ms},
+                         {"read_gbps_median", machine.read_gbps_median}, {"median_floor_ms", median_floor_ms},
+                         {"ratio_to_median_floor", decode_b1 / median_floor_ms}};
+  say("decode floor: %.1f MB of weights / %.1f GB/s (best pass; median %.1f) = %.2f ms (%.2f); measured %.2f ms = "
+      "%.2fx the floor (%.2fx the median-pass floor)\n",
+      bytes / 1e6, machine.read_gbps, machine.read_gbps_median, floor_ms, median_floor_ms, decode_b1,
+      decode_b1 / floor_ms, decode_b1 / median_floor_ms);
   if (o.json) std::cout << out.dump(2) << "\n";
   return 0;
 }

@@ -5,8 +5,8 @@
 // thread that finishes first burns its core while the thread it waits for may be descheduled,
 // so on a machine whose cores are shared (CI runners, a compiler running beside us) every
 // barrier can cost a scheduler time slice. Measured with two busy processes on the 2 cores:
-// 210-265 ms per GPT-2 token spinning, 25-49 ms passive; quiet, passive costs ~3%
-// (18.9 -> 19.6 ms, interleaved runs). OMP_WAIT_POLICY=active restores spinning.
+// 107-290 ms per GPT-2 token spinning, 23-48 ms passive; quiet, passive costs 5-15 %
+// (interleaved `eagerlm bench` runs). OMP_WAIT_POLICY=active restores spinning.
 //
 // How: libgomp reads its environment once, in its library constructor, before main() runs, and
 // glibc initializes libc (resetting environ) before any other constructor, so the variable cannot
