@@ -12,13 +12,7 @@
 
 #include <cstdint>
 
-#ifndef EAGERLM_HOST_DEVICE
-#if defined(__CUDACC__)
-#define EAGERLM_HOST_DEVICE __host__ __device__
-#else
-#define EAGERLM_HOST_DEVICE
-#endif
-#endif
+#include "kernels/host_device.h"
 
 namespace eagerlm::sampling {
 

@@ -19,13 +19,7 @@
 #include <cstdint>
 #include <cstring>
 
-#ifndef EAGERLM_HOST_DEVICE
-#if defined(__CUDACC__)
-#define EAGERLM_HOST_DEVICE __host__ __device__
-#else
-#define EAGERLM_HOST_DEVICE
-#endif
-#endif
+#include "kernels/host_device.h"
 
 namespace eagerlm::sampling {
 

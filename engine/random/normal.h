@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "engine/random/host_device.h"
+#include "kernels/host_device.h"
 #include "engine/random/threefry.h"
 
 namespace eagerlm::rng {

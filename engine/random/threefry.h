@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "engine/random/host_device.h"
+#include "kernels/host_device.h"
 
 namespace eagerlm::rng {
 

@@ -19,9 +19,14 @@
 #include "kernels/sampling_philox.h"
 #include "models/gpt2/gpt2_step_model.h"
 #include "test/models/test_models_util.h"
+#include "test/generation/sampling_test_support.h"
 
 using namespace eagerlm;
 using namespace eagerlm::cuda_test;
+
+using eagerlm::test::chi2_bound;
+using eagerlm::test::cut_is_ambiguous;
+using eagerlm::test::random_logits;
 
 namespace {
 
@@ -75,38 +80,7 @@ cuda::SampleRow row_of(int32_t slot, int32_t begin, int32_t n_tokens, uint64_t s
   return r;
 }
 
-std::vector<float> random_logits(std::mt19937& rng, size_t n, float sigma, bool integer_ties) {
-  std::normal_distribution<float> d(0.0f, sigma);
-  std::vector<float> v(n);
-  for (auto& x : v) x = integer_ties ? std::round(d(rng)) : d(rng);
-  return v;
-}
 
-// As in test/generation/test_sampling_thresholds.cpp: whether the CPU's own cut is within `tol`
-// of flipping (cumulative mass at its last two positions against top_p, or the boundary tokens'
-// p / p_max against min_p), the only place where float rounding may move the cut by a token.
-bool cut_is_ambiguous(const std::vector<float>& penalized_logits, const SamplingOptions& o,
-                      const std::vector<std::pair<int32_t, double>>& cpu, double tol) {
-  std::vector<int32_t> order(penalized_logits.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = int32_t(i);
-  const auto& l = penalized_logits;
-  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return l[size_t(a)] > l[size_t(b)]; });
-  size_t keep = order.size();
-  if (o.top_k > 0 && size_t(o.top_k) < keep) keep = size_t(o.top_k);
-  std::vector<long double> p(keep);
-  long double z = 0;
-  for (size_t i = 0; i < keep; ++i)
-    z += p[i] = std::exp((long double)(l[size_t(order[i])] - l[size_t(order[0])]) / o.temperature);
-  const size_t k = cpu.size();
-  long double cum = 0;
-  for (size_t i = 0; i < keep; ++i) {
-    cum += p[i] / z;
-    if ((i + 2 == k || i + 1 == k) && o.top_p < 1.0f && std::fabs(double(cum) - o.top_p) < tol) return true;
-  }
-  for (size_t i = k > 0 ? k - 1 : 0; i < std::min(keep, k + 1); ++i)
-    if (o.min_p > 0.0f && std::fabs(double(p[i] / p[0]) - o.min_p) < tol) return true;
-  return false;
-}
 
 const size_t kVocabs[] = {1, 7, 1000, 50257};
 
@@ -118,12 +92,6 @@ std::vector<int32_t> seen_tokens(std::mt19937& rng, size_t vocab, size_t count) 
   return t;
 }
 
-// Chi-square bound at the 1 - 1e-6 quantile (Wilson-Hilferty, z = 4.75): a correct sampler
-// fails it about once in a million runs; a wrong distribution over these bins overshoots by far.
-double chi2_bound(double df) {
-  const double z = 4.75;
-  return df * std::pow(1 - 2 / (9 * df) + z * std::sqrt(2 / (9 * df)), 3);
-}
 
 }  // namespace
 

@@ -19,9 +19,14 @@
 #include "engine/generation/sampling.h"
 #include "kernels/sampling_philox.h"
 #include "kernels/sampling_thresholds.h"
+#include "test/generation/sampling_test_support.h"
 
 using namespace eagerlm;
 using namespace eagerlm::sampling;
+
+using eagerlm::test::chi2_bound;
+using eagerlm::test::cut_is_ambiguous;
+using eagerlm::test::random_logits;
 
 namespace {
 
@@ -119,38 +124,7 @@ Emulated emulate(std::vector<float> v, const std::vector<int32_t>& seen, const S
   return e;
 }
 
-// Whether the CPU's own decision at its cut is within `tol` of flipping: cumulative mass (in
-// sorted order, over the top-k set) at the last two positions against top_p, or the boundary
-// tokens' p / p_max against min_p. Only there may float rounding move the cut by a token.
-bool cut_is_ambiguous(const std::vector<float>& penalized_logits, const SamplingOptions& o,
-                      const std::vector<std::pair<int32_t, double>>& cpu, double tol) {
-  std::vector<int32_t> order(penalized_logits.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = int32_t(i);
-  const auto& l = penalized_logits;
-  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return l[size_t(a)] > l[size_t(b)]; });
-  size_t keep = order.size();
-  if (o.top_k > 0 && size_t(o.top_k) < keep) keep = size_t(o.top_k);
-  std::vector<long double> p(keep);
-  long double z = 0;
-  for (size_t i = 0; i < keep; ++i)
-    z += p[i] = std::exp((long double)(l[size_t(order[i])] - l[size_t(order[0])]) / o.temperature);
-  const size_t k = cpu.size();
-  long double cum = 0;
-  for (size_t i = 0; i < keep; ++i) {
-    cum += p[i] / z;
-    if ((i + 2 == k || i + 1 == k) && o.top_p < 1.0f && std::fabs(double(cum) - o.top_p) < tol) return true;
-  }
-  for (size_t i = k > 0 ? k - 1 : 0; i < std::min(keep, k + 1); ++i)
-    if (o.min_p > 0.0f && std::fabs(double(p[i] / p[0]) - o.min_p) < tol) return true;
-  return false;
-}
 
-std::vector<float> random_logits(std::mt19937& rng, size_t n, float sigma, bool integer_ties) {
-  std::normal_distribution<float> d(0.0f, sigma);
-  std::vector<float> v(n);
-  for (auto& x : v) x = integer_ties ? std::round(d(rng)) : d(rng);
-  return v;
-}
 
 const SamplingOptions kOptionSets[] = {
     // temperature, top_k, top_p, min_p, repetition_penalty, seed
@@ -372,8 +346,8 @@ TEST_CASE("emulated draws follow the kept probabilities", "[sampling][draw]") {
     ++bins;
   }
   CHECK(counts.empty());  // nothing drawn outside the kept set
-  const double df = bins - 1, z = 4.75;
-  const double bound = df * std::pow(1 - 2 / (9 * df) + z * std::sqrt(2 / (9 * df)), 3);
+  const double df = bins - 1;
+  const double bound = chi2_bound(df);
   INFO("chi2 " << chi2 << " over " << bins << " bins, bound " << bound);
   CHECK(chi2 < bound);
 }

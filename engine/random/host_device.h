@@ -1,9 +1,0 @@
-// EAGERLM_HOST_DEVICE marks functions that compile for both the CPU and a CUDA device, so the
-// random-number code in engine/random is one source for both and cannot drift apart.
-#pragma once
-
-#if defined(__CUDACC__)
-#define EAGERLM_HOST_DEVICE __host__ __device__
-#else
-#define EAGERLM_HOST_DEVICE
-#endif
