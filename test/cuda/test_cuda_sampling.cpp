@@ -25,6 +25,8 @@ using namespace eagerlm;
 using namespace eagerlm::cuda_test;
 
 using eagerlm::test::chi2_bound;
+using eagerlm::test::chi_square;
+using eagerlm::test::ChiSquare;
 using eagerlm::test::cut_is_ambiguous;
 using eagerlm::test::random_logits;
 
@@ -222,24 +224,9 @@ TEST_CASE("cuda draws follow the kept probabilities", "[cuda][sampling]") {
                         nullptr, 0, params_of(cs.o), d_out.get());
       for (const auto& res : d_out.download()) ++counts[res.id];
     }
-    const double n = double(cs.rows) * cs.launches;
-    double chi2 = 0, small_expected = 0, small_observed = 0;
-    int bins = 0;
-    for (const auto& [id, p] : cpu) {
-      const double expected = p * n, observed = counts.count(id) ? counts[id] : 0.0;
-      counts.erase(id);
-      if (expected < 5) {
-        small_expected += expected;
-        small_observed += observed;
-        continue;
-      }
-      chi2 += (observed - expected) * (observed - expected) / expected;
-      ++bins;
-    }
-    if (small_expected > 0) {
-      chi2 += (small_observed - small_expected) * (small_observed - small_expected) / small_expected;
-      ++bins;
-    }
+    const ChiSquare chi = chi_square(counts, cpu, double(cs.rows) * cs.launches);
+    const double chi2 = chi.statistic;
+    const int bins = chi.bins;
     INFO("vocab " << cs.vocab << ": chi2 " << chi2 << " over " << bins << " bins, bound " << chi2_bound(bins - 1));
     CHECK(counts.empty());  // nothing outside the kept set
     REQUIRE(bins >= 2);

@@ -1,11 +1,12 @@
 // Helpers shared by the sampling tests on the CPU (test/generation/test_sampling_thresholds.cpp)
 // and on the GPU (test/cuda/test_cuda_sampling.cpp): random logits, the test for a cut that
-// float rounding may legitimately move, and the chi-square acceptance bound.
+// float rounding may legitimately move, and the chi-square statistic with its acceptance bound.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <random>
 #include <utility>
 #include <vector>
@@ -52,6 +53,36 @@ inline bool cut_is_ambiguous(const std::vector<float>& penalized_logits, const S
 inline double chi2_bound(double df) {
   const double z = 4.75;
   return df * std::pow(1 - 2 / (9 * df) + z * std::sqrt(2 / (9 * df)), 3);
+}
+
+// Pearson's chi-square of `counts` (draws per token id) against `n` draws from the candidates'
+// probabilities; tokens expected fewer than 5 times are pooled into one bin. Each counted id
+// the candidates hold is erased from `counts`, so ids left there were drawn but never allowed.
+struct ChiSquare {
+  double statistic = 0;
+  int bins = 0;
+};
+template <typename Count>
+ChiSquare chi_square(std::map<int32_t, Count>& counts,
+                     const std::vector<std::pair<int32_t, double>>& candidates, double n) {
+  ChiSquare r;
+  double small_expected = 0, small_observed = 0;
+  for (const auto& [id, p] : candidates) {
+    const double expected = p * n, observed = counts.count(id) ? double(counts[id]) : 0.0;
+    counts.erase(id);
+    if (expected < 5) {
+      small_expected += expected;
+      small_observed += observed;
+      continue;
+    }
+    r.statistic += (observed - expected) * (observed - expected) / expected;
+    ++r.bins;
+  }
+  if (small_expected > 0) {
+    r.statistic += (small_observed - small_expected) * (small_observed - small_expected) / small_expected;
+    ++r.bins;
+  }
+  return r;
 }
 
 }  // namespace eagerlm::test

@@ -25,6 +25,7 @@ using namespace eagerlm;
 using namespace eagerlm::sampling;
 
 using eagerlm::test::chi2_bound;
+using eagerlm::test::chi_square;
 using eagerlm::test::cut_is_ambiguous;
 using eagerlm::test::random_logits;
 
@@ -327,24 +328,7 @@ TEST_CASE("emulated draws follow the kept probabilities", "[sampling][draw]") {
   constexpr int kDraws = 200000;
   std::map<int32_t, int> counts;
   for (int i = 0; i < kDraws; ++i) ++counts[dev.draw(philox_uniform(99, 0, uint64_t(i)))];
-  double chi2 = 0, small_expected = 0, small_observed = 0;
-  int bins = 0;
-  for (const auto& [id, p] : cpu) {
-    const double expected = p * kDraws;
-    const double observed = counts.count(id) ? counts[id] : 0;
-    counts.erase(id);
-    if (expected < 5) {
-      small_expected += expected;
-      small_observed += observed;
-      continue;
-    }
-    chi2 += (observed - expected) * (observed - expected) / expected;
-    ++bins;
-  }
-  if (small_expected > 0) {
-    chi2 += (small_observed - small_expected) * (small_observed - small_expected) / small_expected;
-    ++bins;
-  }
+  const auto [chi2, bins] = chi_square(counts, cpu, kDraws);
   CHECK(counts.empty());  // nothing drawn outside the kept set
   const double df = bins - 1;
   const double bound = chi2_bound(df);
