@@ -17,7 +17,7 @@ Gpt2StepModel::Gpt2StepModel(std::shared_ptr<const Model> model, const ForwardLi
   device_memset_zero(Device::kCuda, presence_->data(), presence_->bytes());
   inputs_ = Storage::allocate(input_bytes, Device::kCuda);
   outputs_ = Storage::allocate(slots * sizeof(cuda::SampleResult), Device::kCuda);
-  staging_.assign(input_bytes, 0);
+  staging_ = cuda::StagingBuffer(input_bytes);
   results_.resize(slots);
   sampled_.resize(slots);
   recorded_.assign(slots, -1);
@@ -58,9 +58,11 @@ const SampledToken* Gpt2StepModel::step_and_sample(const std::vector<SequenceSte
 
   const Tensor logits = forward_.step(sequences, LogitsFor::kLastToken);
 
-  // Inputs: one SampleRow per sequence, then every fed token, in one copy.
+  // Inputs: one SampleRow per sequence, then every fed token, in one asynchronous copy on the
+  // step's stream (a synchronous copy from pageable memory would first wait for the step).
   const size_t n = sequences.size();
   const size_t rows_bytes = n * sizeof(cuda::SampleRow);
+  unsigned char* const host = static_cast<unsigned char*>(staging_.writable());
   size_t tokens = 0;
   for (size_t i = 0; i < n; ++i) {
     const SequenceStep& s = sequences[i];
@@ -72,12 +74,13 @@ const SampledToken* Gpt2StepModel::step_and_sample(const std::vector<SequenceSte
     row.token_begin = int32_t(tokens);
     row.n_tokens = s.n_tokens;
     row.wanted = requests[i].wanted ? 1 : 0;
-    std::memcpy(staging_.data() + i * sizeof row, &row, sizeof row);
-    std::memcpy(staging_.data() + rows_bytes + tokens * sizeof(int32_t), s.tokens, size_t(s.n_tokens) * sizeof(int32_t));
+    std::memcpy(host + i * sizeof row, &row, sizeof row);
+    std::memcpy(host + rows_bytes + tokens * sizeof(int32_t), s.tokens, size_t(s.n_tokens) * sizeof(int32_t));
     tokens += size_t(s.n_tokens);
   }
   char* inputs = static_cast<char*>(inputs_->data());
-  device_copy(inputs, Device::kCuda, staging_.data(), Device::kCpu, rows_bytes + tokens * sizeof(int32_t));
+  cuda::CudaContext& gpu = *forward_.context().cuda();
+  staging_.upload(gpu, inputs, rows_bytes + tokens * sizeof(int32_t));
 
   cuda::SampleParams params;
   params.temperature = options.temperature;
@@ -90,7 +93,7 @@ const SampledToken* Gpt2StepModel::step_and_sample(const std::vector<SequenceSte
   const int64_t vocab = vocab_size();
   auto* results = static_cast<cuda::SampleResult*>(outputs_->data());
   EAGERLM_ASSERT(logits.rank() == 2 && logits.size(0) == int64_t(n) && logits.size(1) == vocab);
-  cuda::sample_rows(*forward_.context().cuda(), static_cast<const float*>(logits.raw()), logits.stride(0),
+  cuda::sample_rows(gpu, static_cast<const float*>(logits.raw()), logits.stride(0),
                     int64_t(n), vocab,
                     reinterpret_cast<const cuda::SampleRow*>(inputs),
                     reinterpret_cast<const int32_t*>(inputs + rows_bytes), static_cast<uint8_t*>(presence_->data()),

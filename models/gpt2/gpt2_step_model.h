@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/generation/step_model.h"
+#include "kernels/cuda/cuda_graph.h"  // StagingBuffer
 #include "kernels/cuda/cuda_sampling.h"
 #include "models/gpt2/forward.h"
 
@@ -42,7 +43,7 @@ class Gpt2StepModel : public StepModel {
   std::shared_ptr<Storage> presence_;  // [max_slots, vocab] bytes: tokens seen per slot
   std::shared_ptr<Storage> inputs_;    // cuda::SampleRow per sequence, then the fed tokens
   std::shared_ptr<Storage> outputs_;   // cuda::SampleResult per sequence
-  std::vector<unsigned char> staging_;  // host image of inputs_
+  cuda::StagingBuffer staging_;         // pinned host image of inputs_ (async upload)
   std::vector<cuda::SampleResult> results_;
   std::vector<SampledToken> sampled_;
   std::vector<int64_t> recorded_;  // per slot: tokens its presence row holds (-1: not known)

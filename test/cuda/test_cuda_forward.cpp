@@ -21,6 +21,7 @@
 #include "models/gpt2/gpt2_step_model.h"
 #include "models/gpt2/initializer.h"
 #include "models/gpt2/model.h"
+#include "test/models/test_models_util.h"
 
 using namespace eagerlm;
 using namespace eagerlm::gpt2;
@@ -37,14 +38,8 @@ constexpr double kTolerance = 2e-4;
 
 Config make_config(int64_t n_layer, int64_t n_embd, int64_t n_head, int64_t n_positions,
                    int64_t vocab, int64_t n_inner = 0) {
-  Config c;
-  c.n_layer = n_layer;
-  c.n_embd = n_embd;
-  c.n_head = n_head;
-  c.n_positions = n_positions;
-  c.vocab_size = vocab;
+  Config c = eagerlm::test::tiny_config(n_layer, n_embd, n_head, n_positions, vocab);
   c.n_inner = n_inner;
-  c.eos_token_id = vocab - 1;
   // Weights ~ N(0, 0.15) rather than GPT-2's 0.02: attention is then far from uniform and every
   // layer moves the logits, so no kernel's mistake hides behind small weights.
   c.initializer_range = 0.15;
