@@ -86,8 +86,9 @@ const eagerlm_result* checked_result(const char* function, const eagerlm_result*
 
 eagerlm::OnToken wrap_callback(eagerlm_token_callback callback, void* user_data) {
   if (!callback) return {};
-  return [callback, user_data](const eagerlm::TokenEvent& e) {
-    const std::string text(e.text);  // NUL-terminated for C
+  // One buffer reused for every token: the text must be NUL-terminated for C.
+  return [callback, user_data, text = std::string()](const eagerlm::TokenEvent& e) mutable {
+    text.assign(e.text);
     return callback(e.index, e.token, text.c_str(), text.size(), user_data) != 0;
   };
 }
@@ -166,18 +167,7 @@ eagerlm_status eagerlm_generate_tokens(eagerlm_generator* generator, const int32
     require(result, fn, "result");
     *result = nullptr;
     require(generator, fn, "generator");
-    std::vector<std::vector<int32_t>> prompts;
-    if (n_prompts > 0) {
-      require(lengths, fn, "lengths");
-      size_t at = 0;
-      for (size_t i = 0; i < n_prompts; ++i) {
-        if (lengths[i] > std::numeric_limits<size_t>::max() - at)
-          fail(EAGERLM_ERROR_INVALID_ARGUMENT, std::string(fn) + ": the lengths overflow size_t");
-        if (lengths[i] > 0) require(ids, fn, "ids");
-        prompts.emplace_back(ids + at, ids + at + lengths[i]);
-        at += lengths[i];
-      }
-    }
+    const auto prompts = eagerlm::capi::split_sequences(fn, ids, lengths, n_prompts);
     auto out = generator->generator.generate_tokens(prompts, options_or_default(options), wrap_callback(callback, user_data));
     *result = new eagerlm_result{std::move(out)};
   });

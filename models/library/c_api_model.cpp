@@ -10,28 +10,8 @@ using eagerlm::capi::copy_text_out;
 using eagerlm::capi::fail;
 using eagerlm::capi::guarded;
 using eagerlm::capi::require;
+using eagerlm::capi::split_sequences;
 
-namespace {
-
-// Splits `ids` into `batch` sequences of the given lengths (checking the pointers and the sum).
-std::vector<std::vector<int32_t>> split_sequences(const char* function, const int32_t* ids, const size_t* lengths,
-                                                  size_t batch) {
-  std::vector<std::vector<int32_t>> out;
-  if (batch == 0) return out;
-  require(lengths, function, "lengths");
-  size_t total = 0;
-  for (size_t i = 0; i < batch; ++i) {
-    if (lengths[i] > std::numeric_limits<size_t>::max() - total)
-      fail(EAGERLM_ERROR_INVALID_ARGUMENT, std::string(function) + ": the lengths overflow size_t");
-    total += lengths[i];
-  }
-  if (total > 0) require(ids, function, "ids");
-  out.reserve(batch);
-  for (size_t i = 0, at = 0; i < batch; at += lengths[i], ++i) out.emplace_back(ids + at, ids + at + lengths[i]);
-  return out;
-}
-
-}  // namespace
 
 extern "C" {
 

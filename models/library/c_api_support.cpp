@@ -2,6 +2,7 @@
 #include "models/library/c_api_support.h"
 
 #include <cstring>
+#include <limits>
 #include <new>
 
 namespace eagerlm::capi {
@@ -30,6 +31,23 @@ void fail(eagerlm_status status, std::string message) { throw Failure{status, st
 
 void require(const void* p, const char* function, const char* name) {
   if (!p) fail(EAGERLM_ERROR_INVALID_ARGUMENT, std::string(function) + ": " + name + " is NULL");
+}
+
+std::vector<std::vector<int32_t>> split_sequences(const char* function, const int32_t* ids, const size_t* lengths,
+                                                  size_t batch) {
+  std::vector<std::vector<int32_t>> out;
+  if (batch == 0) return out;
+  require(lengths, function, "lengths");
+  size_t total = 0;
+  for (size_t i = 0; i < batch; ++i) {
+    if (lengths[i] > std::numeric_limits<size_t>::max() - total)
+      fail(EAGERLM_ERROR_INVALID_ARGUMENT, std::string(function) + ": the lengths overflow size_t");
+    total += lengths[i];
+  }
+  if (total > 0) require(ids, function, "ids");
+  out.reserve(batch);
+  for (size_t i = 0, at = 0; i < batch; at += lengths[i], ++i) out.emplace_back(ids + at, ids + at + lengths[i]);
+  return out;
 }
 
 eagerlm_status finish(eagerlm_status status, const char* message) noexcept {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,10 @@ struct Failure {
 [[noreturn]] void fail(eagerlm_status status, std::string message);
 // Fails with EAGERLM_ERROR_INVALID_ARGUMENT "<function>: <name> is NULL" when p is null.
 void require(const void* p, const char* function, const char* name);
+
+// Splits `ids` into `batch` sequences of the given lengths (checking the pointers and the sum).
+std::vector<std::vector<int32_t>> split_sequences(const char* function, const int32_t* ids, const size_t* lengths,
+                                                  size_t batch);
 
 // Records the outcome for eagerlm_last_error(); never throws.
 eagerlm_status finish(eagerlm_status status, const char* message) noexcept;
