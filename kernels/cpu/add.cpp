@@ -3,7 +3,9 @@
 
 #include "kernels/cpu/cpu_ops.h"
 
-namespace eagerlm::cpu {
+#include "kernels/cpu/isa_begin.h"
+
+namespace eagerlm::cpu::EAGERLM_CPU_ISA {
 
 namespace {
 
@@ -31,4 +33,6 @@ void add(const float* a, const float* b, float* y, int64_t n) {
   }
 }
 
-}  // namespace eagerlm::cpu
+}  // namespace eagerlm::cpu::EAGERLM_CPU_ISA
+
+#include "kernels/cpu/isa_end.h"

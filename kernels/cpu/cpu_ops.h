@@ -2,58 +2,56 @@
 // twin in kernels/cuda/<op>.cu and a double-precision reference in test/reference/. Kernels
 // trust their arguments; the engine validates shapes before calling them. Parallel loops use
 // OpenMP with the thread count set by engine/core/threads.h.
+//
+// Every kernel source is compiled once per instruction-set variant (kernels/CMakeLists.txt):
+// generic (any x86-64, or the compiler's default elsewhere), avx2 (AVX2 + FMA + F16C), avx512
+// (AVX-512 F/BW/CD/DQ/VL) and avx512bf16 (plus AVX512_BF16, VNNI, VBMI), each into its own
+// namespace eagerlm::cpu::<isa>. The functions declared here are the entry points: the first
+// call picks the best variant this CPU runs (EAGERLM_CPU_ISA=<isa> in the environment asks for
+// another one it supports), and each call goes to that variant. A build with EAGERLM_NATIVE=ON has one variant,
+// "native".
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
-#include "kernels/kv_layout.h"
+#include "kernels/common/dtype.h"
+#include "kernels/common/gemm_math.h"
+#include "kernels/common/kv_layout.h"
+#include "kernels/common/random/threefry.h"
+#include "kernels/common/weights.h"
 
 namespace eagerlm::cpu {
 
-// y[m, n] = x[m, k] · w[k, n] + bias[n]   (bias may be null; rows of x/y have strides ldx/ldy).
-// GPT-2's Conv1D layout: w is [in, out]. Uses OpenBLAS sgemm (sgemv when m == 1).
-void linear(const float* x, int64_t ldx, const float* w, const float* bias, float* y, int64_t ldy,
-            int64_t m, int64_t k, int64_t n);
-
-// y[m, n] = x[m, k] · w[n, k]^T  — the tied output head (logits = h · wteᵀ).
-void linear_transposed(const float* x, int64_t ldx, const float* w, float* y, int64_t ldy,
-                       int64_t m, int64_t k, int64_t n);
-
-// y[r, :] = (x[r, :] - mean) / sqrt(var + eps) * gamma + beta, over `cols`; y may alias x.
-void layer_norm(const float* x, const float* gamma, const float* beta, float* y, int64_t rows,
-                int64_t cols, float eps);
-
-// GPT-2's tanh GELU ("gelu_new"): 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))). y may alias x.
-void gelu(const float* x, float* y, int64_t n);
-
-// y[i] = a[i] + b[i]; y may alias a or b (the residual add).
-void add(const float* a, const float* b, float* y, int64_t n);
-
-// y[t, :] = wte[ids[t], :] + wpe[positions[t], :] for t < n_tokens. The caller has checked that
-// every id < vocab and position < n_positions.
-void embedding(const int32_t* ids, const int32_t* positions, int64_t n_tokens, const float* wte,
-               const float* wpe, int64_t d_model, float* y);
-
-// Row-wise softmax of x[rows, cols] in place, where row r only has valid[r] leading entries
-// (valid may be null: all valid). Entries at or past valid[r] become exactly 0. Numerically
-// stable (max subtracted). A row with valid[r] == 0 becomes all zeros.
-void softmax(float* x, int64_t rows, int64_t cols, const int32_t* valid);
-
-// Writes the step's new keys and values into the cache. qkv is [n_rows, 3·n_head·d_head] as the
-// c_attn projection leaves it (q, then k, then v, each head-major); row r of sequence s goes to
-// position past_len[s] + (r - row_start[s]) of slot slot[s].
-void kv_append(const float* qkv, const StepBatch& batch, const KvLayout& layout, float* k_cache,
-               float* v_cache);
-
-// Padded, strided, batched causal attention over the cache, for every (sequence, head) pair in
-// one call. For sequence s, new token i (row row_start[s] + i) attends to cache positions
-// [0, past_len[s] + i]; keys are visited in blocks of kAttentionBlock positions, the last block
-// padded and masked, and no position at or past past_len[s] + n_new[s] is read. q rows come from
-// qkv (the first n_head·d_head columns, row stride ld_qkv); out is [n_rows, n_head·d_head] with
-// row stride ld_out. scale is 1/√d_head. Softmax is computed online (running max and sum).
+// Keys are visited in blocks of this many positions by attention (and its CUDA twin's tiles).
 constexpr int kAttentionBlock = 64;
-void attention(const float* qkv, int64_t ld_qkv, const StepBatch& batch, const KvLayout& layout,
-               const float* k_cache, const float* v_cache, float scale, float* out,
-               int64_t ld_out);
+
+// target_logprobs visits the vocabulary in blocks of this many ids (its tests' error bounds
+// depend on it: each block's sum of exponentials has at most this many terms).
+constexpr int64_t kTargetLogprobBlock = 512;
+
+#include "kernels/cpu/cpu_kernels.inc"
+
+// ---- Variants.
+// The variants this CPU can run, best first (those built into this library that the CPU has).
+std::vector<std::string> supported_isas();
+// The variant the entry points call now.
+const char* active_isa();
+// Why EAGERLM_CPU_ISA was not followed ("" when it was, or is unset).
+const std::string& isa_request_problem();
+
+// Makes the entry points call variant `isa` (one of supported_isas()) while it lives, for tests
+// and benchmarks that compare variants. Not thread-safe: no kernel may run meanwhile.
+class ScopedIsa {
+ public:
+  explicit ScopedIsa(const std::string& isa);  // throws std::invalid_argument if unsupported
+  ~ScopedIsa();
+  ScopedIsa(const ScopedIsa&) = delete;
+  ScopedIsa& operator=(const ScopedIsa&) = delete;
+
+ private:
+  const void* previous_;
+};
 
 }  // namespace eagerlm::cpu

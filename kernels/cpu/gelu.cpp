@@ -8,7 +8,9 @@
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/vec_exp.h"
 
-namespace eagerlm::cpu {
+#include "kernels/cpu/isa_begin.h"
+
+namespace eagerlm::cpu::EAGERLM_CPU_ISA {
 
 namespace {
 
@@ -41,4 +43,6 @@ void gelu(const float* x, float* y, int64_t n) {
   }
 }
 
-}  // namespace eagerlm::cpu
+}  // namespace eagerlm::cpu::EAGERLM_CPU_ISA
+
+#include "kernels/cpu/isa_end.h"

@@ -1,12 +1,23 @@
 // softmax: row-wise, in place, with a per-row count of valid leading entries (the rest are
 // masked to exactly 0). The row maximum is subtracted before exponentiating, so inputs of any
-// magnitude stay finite.
+// magnitude stay finite. The sum is simd::sum's fixed order and the rest elementwise, so a row's
+// result depends on its values alone, not on its address or the rows around it.
 #include <algorithm>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "kernels/common/dtype.h"
+#include "kernels/common/weights.h"
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/vec_exp.h"
 
-namespace eagerlm::cpu {
+#include "kernels/cpu/isa_begin.h"
+
+#include "kernels/cpu/weight_vectors.h"
+
+namespace eagerlm::cpu::EAGERLM_CPU_ISA {
 
 namespace {
 
@@ -21,13 +32,9 @@ void softmax_row(float* x, int64_t cols, int64_t valid) {
     for (int64_t c = 0; c < valid; ++c) row_max = x[c] > row_max ? x[c] : row_max;
 
     // exp(0) = 1 for the maximum, so sum >= 1 and the division below is safe.
-    float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-    for (int64_t c = 0; c < valid; ++c) {
-      const float e = detail::vec_exp(x[c] - row_max);
-      x[c] = e;
-      sum += e;
-    }
+#pragma omp simd
+    for (int64_t c = 0; c < valid; ++c) x[c] = detail::vec_exp(x[c] - row_max);
+    const float sum = simd::sum(x, valid);
     const float inv_sum = 1.0f / sum;
 #pragma omp simd
     for (int64_t c = 0; c < valid; ++c) x[c] *= inv_sum;
@@ -51,4 +58,6 @@ void softmax(float* x, int64_t rows, int64_t cols, const int32_t* valid) {
   for (int64_t r = 0; r < rows; ++r) row(r);
 }
 
-}  // namespace eagerlm::cpu
+}  // namespace eagerlm::cpu::EAGERLM_CPU_ISA
+
+#include "kernels/cpu/isa_end.h"

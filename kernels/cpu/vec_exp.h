@@ -23,7 +23,10 @@ inline float vec_exp(float x) {
   constexpr float kLowest = -87.33654f;       // ln(2^-126)
   constexpr float kHighest = 88.3f;
   const bool underflow = x < kLowest;
-  const float xc = std::min(std::max(x, kLowest), kHighest);
+  // NaN (weights may hold it: not a format error) comes out as NaN; converting it to an integer
+  // below would be undefined, so the arithmetic runs on 0 instead.
+  const bool nan = !(x == x);
+  const float xc = nan ? 0.0f : std::min(std::max(x, kLowest), kHighest);
   const float n = (xc * kLog2e + kRoundMagic) - kRoundMagic;
   const float r = (xc - n * kLn2Hi) - n * kLn2Lo;
   float p = 1.0f / 5040.0f + r * (1.0f / 40320.0f);
@@ -36,7 +39,7 @@ inline float vec_exp(float x) {
   p = 1.0f + r * p;
   const int32_t biased = static_cast<int32_t>(n) + 127;
   const float scale = std::bit_cast<float>(static_cast<uint32_t>(biased) << 23);
-  return underflow ? 0.0f : p * scale;
+  return nan ? x : underflow ? 0.0f : p * scale;
 }
 
 }  // namespace eagerlm::cpu::detail

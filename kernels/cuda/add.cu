@@ -10,8 +10,7 @@ namespace eagerlm::cuda {
 namespace {
 __global__ void add_kernel(const float* a, const float* b, float* y, int64_t n) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
-    y[i] = a[i] + b[i];
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) y[i] = a[i] + b[i];
 }
 }  // namespace
 

@@ -1,5 +1,5 @@
 // Padded, strided, batched causal attention over the preallocated KV cache on the GPU
-// (semantics: kernels/cpu/cpu_ops.h; layout: kernels/kv_layout.h), flash-decoding style.
+// (semantics: kernels/cpu/cpu_ops.h; layout: kernels/common/kv_layout.h), flash-decoding style.
 //
 // Pass 1, attention_partial_kernel, one launch for the whole step: block (row, head, split)
 // takes query row `row` of head `head`, finds the row's sequence s and its causal limit
@@ -17,17 +17,19 @@
 // pass 2, attention_combine_kernel, merges the chunks that exist for that row:
 //   M = max m_i,  out = Σ acc_i·e^(m_i−M) / Σ l_i·e^(m_i−M).
 // Both passes derive the limit with the same formula, so pass 2 reads exactly the partials
-// pass 1 wrote.
+// pass 1 wrote. A BF16 or F16 cache is widened exactly as it is read (typed_values.cuh): pass 1
+// is one template over the cache element type.
 #include <algorithm>
 #include <string>
 
-#include "engine/core/error.h"
+#include "kernels/common/kernel_error.h"
 #include "kernels/cuda/attention_split.h"
 #include "kernels/cuda/block_reduce.cuh"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_context.h"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/cuda/step_batch.cuh"
+#include "kernels/cuda/typed_values.cuh"
 
 namespace eagerlm::cuda {
 
@@ -42,21 +44,21 @@ constexpr size_t kMaxSharedBytes = 48 * 1024;  // without opting in to more
 
 // Keys row `row` may attend to: positions [0, limit). Clamped to the cache so that even an
 // inconsistent batch cannot make a block read outside the slot.
-__device__ __forceinline__ int64_t causal_limit(const StepBatch& batch, const KvLayout& layout,
-                                                int s, int row) {
+__device__ __forceinline__ int64_t causal_limit(const StepBatch& batch, const KvLayout& layout, int s, int row) {
   const int64_t limit = int64_t(batch.past_len[s]) + (row - batch.row_start[s]) + 1;
   return limit < layout.max_len ? limit : layout.max_len;
 }
 
+template <WeightType C>
 __global__ void __launch_bounds__(kThreads)
     attention_partial_kernel(const float* qkv, int64_t ld_qkv, StepBatch batch, KvLayout layout,
-                             const float* k_cache, const float* v_cache, float scale, float* out,
+                             const Stored<C>* k_cache, const Stored<C>* v_cache, float scale, float* out,
                              int64_t ld_out, float* partial, int64_t chunk_len, int n_splits) {
   extern __shared__ float smem[];
   const int64_t d_head = layout.d_head;
-  float* q = smem;               // [d_head] the query row, pre-scaled (as the CPU does)
-  float* acc = q + d_head;       // [d_head] unnormalized output; acc[d] owned by one thread
-  float* scores = acc + d_head;  // [kTile]
+  float* q = smem;                // [d_head] the query row, pre-scaled (as the CPU does)
+  float* acc = q + d_head;        // [d_head] unnormalized output; acc[d] owned by one thread
+  float* scores = acc + d_head;   // [kTile]
   float* probs = scores + kTile;  // [kTile]
 
   const int row = int(blockIdx.x);
@@ -75,8 +77,8 @@ __global__ void __launch_bounds__(kThreads)
 
   const float* q_src = qkv + int64_t(row) * ld_qkv + int64_t(head) * d_head;
   const int64_t kv_base = int64_t(batch.slot[s]) * layout.slot_stride + head * layout.head_stride;
-  const float* keys = k_cache + kv_base;
-  const float* values = v_cache + kv_base;
+  const Stored<C>* keys = k_cache + kv_base;
+  const Stored<C>* values = v_cache + kv_base;
   for (int64_t d = tid; d < d_head; d += kThreads) {
     q[d] = q_src[d] * scale;
     acc[d] = 0.0f;
@@ -89,9 +91,9 @@ __global__ void __launch_bounds__(kThreads)
     const int n = int(end - t0 < kTile ? end - t0 : kTile);
     // Scores of the tile's keys; the loop bound is warp-uniform, so warp_sum sees full warps.
     for (int j = warp; j < n; j += kWarps) {
-      const float* k = keys + (t0 + j) * layout.pos_stride;
+      const Stored<C>* k = keys + (t0 + j) * layout.pos_stride;
       float dot = 0.0f;
-      for (int64_t d = lane; d < d_head; d += 32) dot += q[d] * k[d];
+      for (int64_t d = lane; d < d_head; d += 32) dot += q[d] * widen<C>(k[d]);
       dot = warp_sum(dot);
       if (lane == 0) scores[j] = dot;
     }
@@ -109,8 +111,8 @@ __global__ void __launch_bounds__(kThreads)
     m_run = m_new;
     for (int64_t d = tid; d < d_head; d += kThreads) {
       float a = acc[d] * rescale;
-      const float* v = values + t0 * layout.pos_stride + d;
-      for (int j = 0; j < n; ++j) a += probs[j] * v[j * layout.pos_stride];
+      const Stored<C>* v = values + t0 * layout.pos_stride + d;
+      for (int j = 0; j < n; ++j) a += probs[j] * widen<C>(v[j * layout.pos_stride]);
       acc[d] = a;
     }
   }
@@ -130,15 +132,15 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 __global__ void __launch_bounds__(kThreads)
-    attention_combine_kernel(StepBatch batch, KvLayout layout, const float* partial, float* out,
-                             int64_t ld_out, int64_t chunk_len, int n_splits) {
+    attention_combine_kernel(StepBatch batch, KvLayout layout, const float* partial, float* out, int64_t ld_out,
+                             int64_t chunk_len, int n_splits) {
   const int row = int(blockIdx.x);
   const int head = int(blockIdx.y);
   const int64_t d_head = layout.d_head;
   const int s = block_find_sequence(batch, row);
   if (s < 0) return;
   const int64_t limit = causal_limit(batch, layout, s, row);
-  if (limit <= 0) return;  // pass 1 wrote nothing for this row either
+  if (limit <= 0) return;                                // pass 1 wrote nothing for this row either
   int64_t n_used = (limit + chunk_len - 1) / chunk_len;  // splits whose chunk starts < limit
   if (n_used > n_splits) n_used = n_splits;
   const int64_t rec_len = d_head + 2;
@@ -147,13 +149,11 @@ __global__ void __launch_bounds__(kThreads)
   float m_all = -INFINITY;
   for (int64_t i = 0; i < n_used; ++i) m_all = fmaxf(m_all, recs[i * rec_len]);
   float l_all = 0.0f;
-  for (int64_t i = 0; i < n_used; ++i)
-    l_all += recs[i * rec_len + 1] * expf(recs[i * rec_len] - m_all);
+  for (int64_t i = 0; i < n_used; ++i) l_all += recs[i * rec_len + 1] * expf(recs[i * rec_len] - m_all);
   float* dst = out + int64_t(row) * ld_out + int64_t(head) * d_head;
   for (int64_t d = threadIdx.x; d < d_head; d += kThreads) {
     float o = 0.0f;
-    for (int64_t i = 0; i < n_used; ++i)
-      o += recs[i * rec_len + 2 + d] * expf(recs[i * rec_len] - m_all);
+    for (int64_t i = 0; i < n_used; ++i) o += recs[i * rec_len + 2 + d] * expf(recs[i * rec_len] - m_all);
     dst[d] = o / l_all;
   }
 }
@@ -166,11 +166,10 @@ void refuse_growth_during_capture(CudaContext& ctx, size_t bytes) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   EAGERLM_CUDA_CHECK(cudaStreamIsCapturing(ctx.stream, &status));
   if (status != cudaStreamCaptureStatusNone)
-    throw_error(ErrorCode::kInternal,
-                "CUDA attention needs " + std::to_string(bytes) + " bytes of scratch but only " +
-                    std::to_string(ctx.scratch_bytes) +
-                    " were reserved (reserve_attention_scratch), and the scratch cannot grow "
-                    "while the step is captured into a CUDA graph");
+    kernel_fail(KernelFault::kInternal, "CUDA attention needs " + std::to_string(bytes) +
+                                            " bytes of scratch but only " + std::to_string(ctx.scratch_bytes) +
+                                            " were reserved (reserve_attention_scratch), and the scratch cannot grow "
+                                            "while the step is captured into a CUDA graph");
 }
 
 }  // namespace
@@ -190,15 +189,12 @@ AttentionSplit plan_attention_split(int64_t n_rows, int64_t n_head, int64_t max_
   return plan;
 }
 
-size_t attention_scratch_bytes(int64_t n_rows, int64_t n_head, int64_t d_head,
-                               const AttentionSplit& plan) {
+size_t attention_scratch_bytes(int64_t n_rows, int64_t n_head, int64_t d_head, const AttentionSplit& plan) {
   if (plan.n_splits <= 1 || n_rows <= 0 || n_head <= 0 || d_head <= 0) return 0;
-  return size_t(n_rows) * size_t(n_head) * size_t(plan.n_splits) * size_t(d_head + 2) *
-         sizeof(float);
+  return size_t(n_rows) * size_t(n_head) * size_t(plan.n_splits) * size_t(d_head + 2) * sizeof(float);
 }
 
-size_t max_attention_scratch_bytes(int64_t max_rows, int64_t n_head, int64_t d_head,
-                                   int64_t max_len, int sm_count) {
+size_t max_attention_scratch_bytes(int64_t max_rows, int64_t n_head, int64_t d_head, int64_t max_len, int sm_count) {
   // Splitting stops once rows × heads fill the GPU, so the loop is short in practice; it runs to
   // max_rows anyway rather than rely on that.
   size_t most = 0;
@@ -209,57 +205,63 @@ size_t max_attention_scratch_bytes(int64_t max_rows, int64_t n_head, int64_t d_h
   return most;
 }
 
-void reserve_attention_scratch(CudaContext& ctx, int64_t max_rows, int64_t n_head,
-                               int64_t d_head, int64_t max_len) {
+void reserve_attention_scratch(CudaContext& ctx, int64_t max_rows, int64_t n_head, int64_t d_head, int64_t max_len) {
   const size_t bytes = max_attention_scratch_bytes(max_rows, n_head, d_head, max_len, ctx.sm_count);
   if (bytes > 0) (void)scratch_buffer(ctx, bytes);
 }
 
 void attention_chunked(CudaContext& ctx, const float* qkv, int64_t ld_qkv, const StepBatch& batch,
-                       const KvLayout& layout, const float* k_cache, const float* v_cache,
-                       float scale, float* out, int64_t ld_out, int64_t chunk_len) {
-  if (batch.n_rows <= 0 || batch.n_seq <= 0 || layout.n_head <= 0 || layout.d_head <= 0 ||
-      layout.max_len <= 0)
-    return;
+                       const KvLayout& layout, const void* k_cache, const void* v_cache, float scale, float* out,
+                       int64_t ld_out, int64_t chunk_len) {
+  if (batch.n_rows <= 0 || batch.n_seq <= 0 || layout.n_head <= 0 || layout.d_head <= 0 || layout.max_len <= 0) return;
   if (layout.n_head > 65535)
-    throw_error(ErrorCode::kUnsupported,
+    kernel_fail(KernelFault::kUnsupported,
                 "CUDA attention: n_head = " + std::to_string(layout.n_head) + " exceeds 65535");
   const size_t shared_bytes = size_t(2 * layout.d_head + 2 * kTile) * sizeof(float);
   if (shared_bytes > kMaxSharedBytes)
-    throw_error(ErrorCode::kUnsupported,
+    kernel_fail(KernelFault::kUnsupported,
                 "CUDA attention: d_head = " + std::to_string(layout.d_head) + " is too large");
   chunk_len = round_up(std::clamp<int64_t>(chunk_len, 1, layout.max_len), kAttentionTile);
   const int64_t n_splits = (layout.max_len + chunk_len - 1) / chunk_len;
   if (n_splits > 65535)
-    throw_error(ErrorCode::kUnsupported, "CUDA attention: " + std::to_string(n_splits) +
-                                             " key splits exceed the grid limit of 65535");
+    kernel_fail(KernelFault::kUnsupported,
+                "CUDA attention: " + std::to_string(n_splits) + " key splits exceed the grid limit of 65535");
 
   float* partial = nullptr;
   if (n_splits > 1) {
-    const size_t bytes = attention_scratch_bytes(batch.n_rows, layout.n_head, layout.d_head,
-                                                 AttentionSplit{chunk_len, int(n_splits)});
+    const size_t bytes =
+        attention_scratch_bytes(batch.n_rows, layout.n_head, layout.d_head, AttentionSplit{chunk_len, int(n_splits)});
     if (bytes > ctx.scratch_bytes) refuse_growth_during_capture(ctx, bytes);
     partial = static_cast<float*>(scratch_buffer(ctx, bytes));
   }
   const dim3 grid(unsigned(batch.n_rows), unsigned(layout.n_head), unsigned(n_splits));
-  attention_partial_kernel<<<grid, kThreads, shared_bytes, ctx.stream>>>(
-      qkv, ld_qkv, batch, layout, k_cache, v_cache, scale, out, ld_out, partial, chunk_len,
-      int(n_splits));
+  if (layout.dtype == DType::kBF16) {
+    using T = Stored<WeightType::kBF16>;
+    attention_partial_kernel<WeightType::kBF16><<<grid, kThreads, shared_bytes, ctx.stream>>>(
+        qkv, ld_qkv, batch, layout, static_cast<const T*>(k_cache), static_cast<const T*>(v_cache), scale, out, ld_out,
+        partial, chunk_len, int(n_splits));
+  } else if (layout.dtype == DType::kF16) {
+    using T = Stored<WeightType::kF16>;
+    attention_partial_kernel<WeightType::kF16><<<grid, kThreads, shared_bytes, ctx.stream>>>(
+        qkv, ld_qkv, batch, layout, static_cast<const T*>(k_cache), static_cast<const T*>(v_cache), scale, out, ld_out,
+        partial, chunk_len, int(n_splits));
+  } else {
+    attention_partial_kernel<WeightType::kF32><<<grid, kThreads, shared_bytes, ctx.stream>>>(
+        qkv, ld_qkv, batch, layout, static_cast<const float*>(k_cache), static_cast<const float*>(v_cache), scale, out,
+        ld_out, partial, chunk_len, int(n_splits));
+  }
   check_launch("attention");
   if (n_splits == 1) return;
   const dim3 combine_grid(unsigned(batch.n_rows), unsigned(layout.n_head));
-  attention_combine_kernel<<<combine_grid, kThreads, 0, ctx.stream>>>(
-      batch, layout, partial, out, ld_out, chunk_len, int(n_splits));
+  attention_combine_kernel<<<combine_grid, kThreads, 0, ctx.stream>>>(batch, layout, partial, out, ld_out, chunk_len,
+                                                                      int(n_splits));
   check_launch("attention (combine)");
 }
 
-void attention(CudaContext& ctx, const float* qkv, int64_t ld_qkv, const StepBatch& batch,
-               const KvLayout& layout, const float* k_cache, const float* v_cache, float scale,
-               float* out, int64_t ld_out) {
-  const AttentionSplit plan =
-      plan_attention_split(batch.n_rows, layout.n_head, layout.max_len, ctx.sm_count);
-  attention_chunked(ctx, qkv, ld_qkv, batch, layout, k_cache, v_cache, scale, out, ld_out,
-                    plan.chunk_len);
+void attention(CudaContext& ctx, const float* qkv, int64_t ld_qkv, const StepBatch& batch, const KvLayout& layout,
+               const void* k_cache, const void* v_cache, float scale, float* out, int64_t ld_out) {
+  const AttentionSplit plan = plan_attention_split(batch.n_rows, layout.n_head, layout.max_len, ctx.sm_count);
+  attention_chunked(ctx, qkv, ld_qkv, batch, layout, k_cache, v_cache, scale, out, ld_out, plan.chunk_len);
 }
 
 }  // namespace eagerlm::cuda

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/kv_layout.h"
+#include "kernels/common/kv_layout.h"
 
 namespace eagerlm::cuda {
 
@@ -29,24 +29,21 @@ AttentionSplit plan_attention_split(int64_t n_rows, int64_t n_head, int64_t max_
 
 // Scratch bytes the split path takes for a step of n_rows query rows cut into plan.n_splits
 // chunks: one (max, sum, accumulator[d_head]) record per row, head and chunk. 0 without a split.
-size_t attention_scratch_bytes(int64_t n_rows, int64_t n_head, int64_t d_head,
-                               const AttentionSplit& plan);
+size_t attention_scratch_bytes(int64_t n_rows, int64_t n_head, int64_t d_head, const AttentionSplit& plan);
 
 // The most scratch cuda::attention takes for any step of 1..max_rows rows over a cache of
 // max_len positions per slot (the plan depends on the row count, not on the lengths).
-size_t max_attention_scratch_bytes(int64_t max_rows, int64_t n_head, int64_t d_head,
-                                   int64_t max_len, int sm_count);
+size_t max_attention_scratch_bytes(int64_t max_rows, int64_t n_head, int64_t d_head, int64_t max_len, int sm_count);
 
 // Grows ctx's scratch now to max_attention_scratch_bytes, so that cuda::attention never has to
 // grow it later: growing frees the old buffer, which a captured CUDA graph still points at, and
 // is illegal while a graph is being captured (attention refuses with an error then).
-void reserve_attention_scratch(CudaContext& ctx, int64_t max_rows, int64_t n_head,
-                               int64_t d_head, int64_t max_len);
+void reserve_attention_scratch(CudaContext& ctx, int64_t max_rows, int64_t n_head, int64_t d_head, int64_t max_len);
 
 // cuda::attention with the key range cut into chunks of chunk_len positions (rounded up to a
 // multiple of kAttentionTile; chunk_len >= max_len means one block per row and head).
 void attention_chunked(CudaContext& ctx, const float* qkv, int64_t ld_qkv, const StepBatch& batch,
-                       const KvLayout& layout, const float* k_cache, const float* v_cache,
-                       float scale, float* out, int64_t ld_out, int64_t chunk_len);
+                       const KvLayout& layout, const void* k_cache, const void* v_cache, float scale, float* out,
+                       int64_t ld_out, int64_t chunk_len);
 
 }  // namespace eagerlm::cuda

@@ -4,26 +4,23 @@
 
 #include <string>
 
-#include "engine/core/error.h"
+#include "kernels/common/kernel_error.h"
 
 namespace eagerlm::cuda {
 
 void throw_cuda_error(cudaError_t err, const char* call, const char* file, int line) {
   (void)cudaGetLastError();  // reset the non-sticky error state; sticky errors stay anyway
-  const ErrorCode code =
-      err == cudaErrorMemoryAllocation ? ErrorCode::kOutOfMemory : ErrorCode::kInternal;
-  throw_error(code, std::string("CUDA call ") + call + " failed at " + file + ":" +
-                        std::to_string(line) + ": " + cudaGetErrorName(err) + " (" +
-                        cudaGetErrorString(err) + ")");
+  const KernelFault code = err == cudaErrorMemoryAllocation ? KernelFault::kOutOfMemory : KernelFault::kInternal;
+  kernel_fail(code, std::string("CUDA call ") + call + " failed at " + file + ":" + std::to_string(line) + ": " +
+                        cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
 }
 
 void check_launch(const char* op) {
   const cudaError_t err = cudaGetLastError();
   if (err == cudaSuccess) return;
-  const ErrorCode code =
-      err == cudaErrorMemoryAllocation ? ErrorCode::kOutOfMemory : ErrorCode::kInternal;
-  throw_error(code, std::string("CUDA kernel launch failed in op ") + op + ": " +
-                        cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
+  const KernelFault code = err == cudaErrorMemoryAllocation ? KernelFault::kOutOfMemory : KernelFault::kInternal;
+  kernel_fail(code, std::string("CUDA kernel launch failed in op ") + op + ": " + cudaGetErrorName(err) + " (" +
+                        cudaGetErrorString(err) + ")");
 }
 
 }  // namespace eagerlm::cuda

@@ -13,8 +13,7 @@ namespace eagerlm::cuda {
 // a later check_launch() does not report this same, already thrown, failure again.
 [[noreturn]] void throw_cuda_error(cudaError_t err, const char* call, const char* file, int line);
 // Throws for a failed cuBLAS call (defined with the cuBLAS-using code, in cuda_context.cu).
-[[noreturn]] void throw_cublas_error(cublasStatus_t status, const char* call, const char* file,
-                                     int line);
+[[noreturn]] void throw_cublas_error(cublasStatus_t status, const char* call, const char* file, int line);
 
 inline void check_cuda(cudaError_t err, const char* call, const char* file, int line) {
   if (err != cudaSuccess) throw_cuda_error(err, call, file, line);

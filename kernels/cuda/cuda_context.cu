@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "engine/core/error.h"
+#include "kernels/common/kernel_error.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_ops.h"
 
@@ -21,6 +21,7 @@ void release(CudaContext& ctx) noexcept {
   if (ctx.cublas) (void)cublasDestroy(ctx.cublas);
   if (ctx.cublas_workspace) (void)cudaFree(ctx.cublas_workspace);
   if (ctx.scratch) (void)cudaFree(ctx.scratch);
+  if (ctx.typed) (void)cudaFree(ctx.typed);
   if (ctx.stream) (void)cudaStreamDestroy(ctx.stream);
   (void)cudaGetLastError();
   ctx = CudaContext{};
@@ -35,18 +36,15 @@ struct ContextReleaser {
 }  // namespace
 
 void throw_cublas_error(cublasStatus_t status, const char* call, const char* file, int line) {
-  const ErrorCode code =
-      status == CUBLAS_STATUS_ALLOC_FAILED ? ErrorCode::kOutOfMemory : ErrorCode::kInternal;
-  throw_error(code, std::string("cuBLAS call ") + call + " failed at " + file + ":" +
-                        std::to_string(line) + ": " + cublasGetStatusName(status) + " (" +
-                        cublasGetStatusString(status) + ")");
+  const KernelFault code = status == CUBLAS_STATUS_ALLOC_FAILED ? KernelFault::kOutOfMemory : KernelFault::kInternal;
+  kernel_fail(code, std::string("cuBLAS call ") + call + " failed at " + file + ":" + std::to_string(line) + ": " +
+                        cublasGetStatusName(status) + " (" + cublasGetStatusString(status) + ")");
 }
 
 CudaContext* create_context() {
   std::unique_ptr<CudaContext, ContextReleaser> ctx(new CudaContext);
   EAGERLM_CUDA_CHECK(cudaGetDevice(&ctx->device));
-  EAGERLM_CUDA_CHECK(
-      cudaDeviceGetAttribute(&ctx->sm_count, cudaDevAttrMultiProcessorCount, ctx->device));
+  EAGERLM_CUDA_CHECK(cudaDeviceGetAttribute(&ctx->sm_count, cudaDevAttrMultiProcessorCount, ctx->device));
   if (ctx->sm_count < 1) ctx->sm_count = 1;
   // Blocking (not cudaStreamNonBlocking) on purpose: synchronous cudaMemcpy on the legacy
   // default stream must wait for this stream's kernels.
@@ -55,8 +53,7 @@ CudaContext* create_context() {
   EAGERLM_CUBLAS_CHECK(cublasSetStream(ctx->cublas, ctx->stream));
   EAGERLM_CUDA_CHECK(cudaMalloc(&ctx->cublas_workspace, kCublasWorkspaceBytes));
   ctx->cublas_workspace_bytes = kCublasWorkspaceBytes;
-  EAGERLM_CUBLAS_CHECK(
-      cublasSetWorkspace(ctx->cublas, ctx->cublas_workspace, ctx->cublas_workspace_bytes));
+  EAGERLM_CUBLAS_CHECK(cublasSetWorkspace(ctx->cublas, ctx->cublas_workspace, ctx->cublas_workspace_bytes));
   // Plain FP32 (no TF32 tensor-core rounding), host scalars, no atomics: results match the CPU
   // to float rounding and repeat bit for bit from run to run.
   EAGERLM_CUBLAS_CHECK(cublasSetMathMode(ctx->cublas, CUBLAS_DEFAULT_MATH));
@@ -85,6 +82,30 @@ void* scratch_buffer(CudaContext& ctx, size_t bytes) {
   EAGERLM_CUDA_CHECK(cudaMalloc(&ctx.scratch, want));
   ctx.scratch_bytes = want;
   return ctx.scratch;
+}
+
+void reserve_typed_scratch(CudaContext& ctx, size_t bytes) {
+  if (bytes <= ctx.typed_bytes) return;
+  EAGERLM_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+  if (ctx.typed) {
+    EAGERLM_CUDA_CHECK(cudaFree(ctx.typed));
+    ctx.typed = nullptr;
+    ctx.typed_bytes = 0;
+  }
+  EAGERLM_CUDA_CHECK(cudaMalloc(&ctx.typed, bytes));
+  ctx.typed_bytes = bytes;
+}
+
+void* typed_scratch(CudaContext& ctx, size_t bytes) {
+  if (bytes <= ctx.typed_bytes) return ctx.typed;
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  EAGERLM_CUDA_CHECK(cudaStreamIsCapturing(ctx.stream, &status));
+  if (status != cudaStreamCaptureStatusNone)
+    kernel_fail(KernelFault::kInternal, "CUDA typed-weight products need " + std::to_string(bytes) +
+                                            " bytes of scratch but only " + std::to_string(ctx.typed_bytes) +
+                                            " were reserved, and it cannot grow during graph capture");
+  reserve_typed_scratch(ctx, bytes + bytes / 2);
+  return ctx.typed;
 }
 
 }  // namespace eagerlm::cuda

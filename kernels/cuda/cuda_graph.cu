@@ -15,7 +15,7 @@
 
 #include <string>
 
-#include "engine/core/error.h"
+#include "kernels/common/kernel_error.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_context.h"
 
@@ -29,8 +29,7 @@ namespace {
 // eager and replayed steps).
 void bind_cublas(CudaContext& ctx, cudaStream_t stream) {
   EAGERLM_CUBLAS_CHECK(cublasSetStream(ctx.cublas, stream));
-  EAGERLM_CUBLAS_CHECK(
-      cublasSetWorkspace(ctx.cublas, ctx.cublas_workspace, ctx.cublas_workspace_bytes));
+  EAGERLM_CUBLAS_CHECK(cublasSetWorkspace(ctx.cublas, ctx.cublas_workspace, ctx.cublas_workspace_bytes));
 }
 
 // Puts the context back on its own stream after a failed capture; the original error is the one
@@ -44,9 +43,7 @@ void restore_quietly(CudaContext& ctx, cudaStream_t own) noexcept {
 // A stream created for one capture and destroyed after it.
 class CaptureStream {
  public:
-  CaptureStream() {
-    EAGERLM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  }
+  CaptureStream() { EAGERLM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
   ~CaptureStream() { (void)cudaStreamDestroy(stream_); }
   CaptureStream(const CaptureStream&) = delete;
   CaptureStream& operator=(const CaptureStream&) = delete;
@@ -101,7 +98,7 @@ CudaGraph CudaGraph::capture(CudaContext& ctx, const std::function<void()>& enqu
   ctx.stream = own;
   try {
     bind_cublas(ctx, own);
-    if (!graph) throw_error(ErrorCode::kInternal, "CUDA graph capture recorded no graph");
+    if (!graph) kernel_fail(KernelFault::kInternal, "CUDA graph capture recorded no graph");
   } catch (...) {
     if (graph) (void)cudaGraphDestroy(graph);
     throw;
@@ -114,16 +111,17 @@ CudaGraph CudaGraph::capture(CudaContext& ctx, const std::function<void()>& enqu
     throw_cuda_error(made, "cudaGraphInstantiate", __FILE__, __LINE__);
   }
   result.scratch_ = ctx.scratch;
+  result.typed_ = ctx.typed;
   result.gemm_math_ = ctx.gemm_math;
   return result;
 }
 
 bool CudaGraph::stale(const CudaContext& ctx) const {
-  return ctx.scratch != scratch_ || ctx.gemm_math != gemm_math_;
+  return ctx.scratch != scratch_ || ctx.typed != typed_ || ctx.gemm_math != gemm_math_;
 }
 
 void CudaGraph::launch(CudaContext& ctx) const {
-  if (!exec_) throw_error(ErrorCode::kInternal, "CudaGraph::launch: no graph was captured");
+  if (!exec_) kernel_fail(KernelFault::kInternal, "CudaGraph::launch: no graph was captured");
   EAGERLM_CUDA_CHECK(cudaGraphLaunch(exec_, ctx.stream));
 }
 
@@ -148,16 +146,15 @@ StagingBuffer::~StagingBuffer() {
 }
 
 void* StagingBuffer::writable() {
-  if (!host_) throw_error(ErrorCode::kInternal, "StagingBuffer::writable: no buffer allocated");
+  if (!host_) kernel_fail(KernelFault::kInternal, "StagingBuffer::writable: no buffer allocated");
   EAGERLM_CUDA_CHECK(cudaEventSynchronize(copied_));  // at once if nothing was recorded yet
   return host_;
 }
 
 void StagingBuffer::upload(CudaContext& ctx, void* dst, size_t bytes) {
   if (bytes > bytes_)
-    throw_error(ErrorCode::kInternal, "StagingBuffer::upload: " + std::to_string(bytes) +
-                                          " bytes asked of a " + std::to_string(bytes_) +
-                                          "-byte staging buffer");
+    kernel_fail(KernelFault::kInternal, "StagingBuffer::upload: " + std::to_string(bytes) + " bytes asked of a " +
+                                            std::to_string(bytes_) + "-byte staging buffer");
   if (bytes == 0) return;
   EAGERLM_CUDA_CHECK(cudaMemcpyAsync(dst, host_, bytes, cudaMemcpyHostToDevice, ctx.stream));
   EAGERLM_CUDA_CHECK(cudaEventRecord(copied_, ctx.stream));

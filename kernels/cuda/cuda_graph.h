@@ -3,8 +3,7 @@
 // A replayed graph reads its inputs from fixed device addresses, so the second piece here is the
 // page-locked host staging buffer from which a step's inputs reach those addresses in one
 // asynchronous copy on the context's stream. Plain C++ types only: CUDA's handle types are
-// forward-declared, no CUDA header leaks out of kernels/cuda/. Without the CUDA backend,
-// engine/ops/cuda_graph_absent.cpp supplies throwing stand-ins.
+// forward-declared, no CUDA header leaks out of kernels/cuda/.
 #pragma once
 
 #include <cstddef>
@@ -43,7 +42,7 @@ class CudaGraph {
   static CudaGraph capture(CudaContext& ctx, const std::function<void()>& enqueue);
 
   bool empty() const { return exec_ == nullptr; }
-  // True when the context changed under the graph since its capture (its scratch workspace was
+  // True when the context changed under the graph since its capture (a scratch workspace was
   // reallocated, or its GEMM math switched), so the graph must be captured again before use.
   bool stale(const CudaContext& ctx) const;
   // Queues one replay on ctx's stream.
@@ -53,11 +52,13 @@ class CudaGraph {
   void swap(CudaGraph& other) noexcept {
     std::swap(exec_, other.exec_);
     std::swap(scratch_, other.scratch_);
+    std::swap(typed_, other.typed_);
     std::swap(gemm_math_, other.gemm_math_);
   }
   CUgraphExec_st* exec_ = nullptr;
   // What the context held at capture time.
   const void* scratch_ = nullptr;
+  const void* typed_ = nullptr;
   GemmMath gemm_math_ = GemmMath::kFp32;
 };
 

@@ -1,4 +1,4 @@
-// The CUDA runtime calls of engine/core/cuda_memory.h: device discovery, allocation, copies.
+// The CUDA runtime calls of cuda_memory.h: device discovery, allocation, copies.
 // Copies and memsets run on the legacy default stream. The op streams (cuda_context.cu) are
 // created blocking, so these calls are ordered after every kernel queued before them and before
 // every kernel queued after them; a device-to-host copy therefore sees finished results.
@@ -6,9 +6,9 @@
 
 #include <string>
 
-#include "engine/core/cuda_memory.h"
-#include "engine/core/error.h"
+#include "kernels/common/kernel_error.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_memory.h"
 
 namespace eagerlm::cuda {
 
@@ -30,8 +30,8 @@ const Discovery& discovery() noexcept {
       if (err != cudaSuccess) {
         (void)cudaGetLastError();
         r.count = 0;
-        r.reason = std::string("no usable CUDA device or driver found (cudaGetDeviceCount: ") +
-                   cudaGetErrorName(err) + ": " + cudaGetErrorString(err) + ")";
+        r.reason = std::string("no usable CUDA device or driver found (cudaGetDeviceCount: ") + cudaGetErrorName(err) +
+                   ": " + cudaGetErrorString(err) + ")";
       } else if (n <= 0) {
         r.count = 0;
         r.reason = "no CUDA device found (cudaGetDeviceCount returned 0)";
@@ -66,10 +66,9 @@ void* malloc_bytes(size_t bytes) {
   const cudaError_t err = cudaMalloc(&p, bytes == 0 ? 1 : bytes);
   if (err != cudaSuccess) {
     (void)cudaGetLastError();
-    const ErrorCode code =
-        err == cudaErrorMemoryAllocation ? ErrorCode::kOutOfMemory : ErrorCode::kInternal;
-    throw_error(code, "could not allocate " + std::to_string(bytes) + " bytes of CUDA memory: " +
-                          cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
+    const KernelFault code = err == cudaErrorMemoryAllocation ? KernelFault::kOutOfMemory : KernelFault::kInternal;
+    kernel_fail(code, "could not allocate " + std::to_string(bytes) +
+                          " bytes of CUDA memory: " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
   }
   return p;
 }
@@ -87,6 +86,12 @@ void copy_bytes(void* dst, bool dst_on_device, const void* src, bool src_on_devi
 void zero_bytes(void* p, size_t bytes) {
   if (bytes == 0) return;
   EAGERLM_CUDA_CHECK(cudaMemset(p, 0, bytes));
+}
+
+uint64_t free_memory_bytes() {
+  size_t free = 0, total = 0;
+  EAGERLM_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return uint64_t(free);
 }
 
 }  // namespace eagerlm::cuda

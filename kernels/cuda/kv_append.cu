@@ -1,5 +1,6 @@
 // Writes a step's new keys and values into the preallocated cache on the GPU (layout in
-// kernels/kv_layout.h). One block per activation row: the block finds the row's sequence, then
+// kernels/common/kv_layout.h), rounding them to the cache's type (F32, BF16 or F16: typed_values.cuh).
+// One block per activation row: the block finds the row's sequence, then
 // its threads copy the row's n_head·d_head key and value columns (contiguous in qkv, and
 // contiguous per head in the cache) to position past_len + (row - row_start) of the sequence's
 // slot. Nothing else in the cache is touched. Rows belonging to no sequence, and positions at or
@@ -8,12 +9,14 @@
 #include "kernels/cuda/cuda_context.h"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/cuda/step_batch.cuh"
+#include "kernels/cuda/typed_values.cuh"
 
 namespace eagerlm::cuda {
 
 namespace {
-__global__ void kv_append_kernel(const float* qkv, StepBatch batch, KvLayout layout,
-                                 float* k_cache, float* v_cache) {
+template <WeightType C>
+__global__ void kv_append_kernel(const float* qkv, StepBatch batch, KvLayout layout, Stored<C>* k_cache,
+                                 Stored<C>* v_cache) {
   const int row = int(blockIdx.x);
   const int s = block_find_sequence(batch, row);
   if (s < 0) return;
@@ -27,17 +30,29 @@ __global__ void kv_append_kernel(const float* qkv, StepBatch batch, KvLayout lay
     const int64_t h = c / layout.d_head;
     const int64_t d = c - h * layout.d_head;
     const int64_t dst = base + h * layout.head_stride + d;
-    k_cache[dst] = k_row[c];
-    v_cache[dst] = v_row[c];
+    k_cache[dst] = narrow<C>(k_row[c]);
+    v_cache[dst] = narrow<C>(v_row[c]);
   }
+}
+
+template <WeightType C>
+void launch(CudaContext& ctx, const float* qkv, const StepBatch& batch, const KvLayout& layout, void* k_cache,
+            void* v_cache) {
+  kv_append_kernel<C><<<unsigned(batch.n_rows), 128, 0, ctx.stream>>>(
+      qkv, batch, layout, static_cast<Stored<C>*>(k_cache), static_cast<Stored<C>*>(v_cache));
 }
 }  // namespace
 
-void kv_append(CudaContext& ctx, const float* qkv, const StepBatch& batch, const KvLayout& layout,
-               float* k_cache, float* v_cache) {
+void kv_append(CudaContext& ctx, const float* qkv, const StepBatch& batch, const KvLayout& layout, void* k_cache,
+               void* v_cache) {
   if (batch.n_rows <= 0 || batch.n_seq <= 0 || layout.n_head <= 0 || layout.d_head <= 0) return;
-  kv_append_kernel<<<unsigned(batch.n_rows), 128, 0, ctx.stream>>>(qkv, batch, layout, k_cache,
-                                                                   v_cache);
+  if (layout.dtype == DType::kBF16) {
+    launch<WeightType::kBF16>(ctx, qkv, batch, layout, k_cache, v_cache);
+  } else if (layout.dtype == DType::kF16) {
+    launch<WeightType::kF16>(ctx, qkv, batch, layout, k_cache, v_cache);
+  } else {
+    launch<WeightType::kF32>(ctx, qkv, batch, layout, k_cache, v_cache);
+  }
   check_launch("kv_append");
 }
 

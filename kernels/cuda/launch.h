@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/core/error.h"
+#include "kernels/common/kernel_error.h"
 
 namespace eagerlm::cuda {
 
@@ -23,8 +23,8 @@ inline unsigned grid_for(int64_t items, int64_t items_per_block) {
 // cuBLAS takes int sizes; larger ones are refused rather than truncated.
 inline int checked_int(int64_t v, const char* op, const char* what) {
   if (v < 0 || v > int64_t(INT32_MAX))
-    throw_error(ErrorCode::kUnsupported, std::string("CUDA ") + op + ": " + what + " = " +
-                                             std::to_string(v) + " does not fit in an int");
+    kernel_fail(KernelFault::kUnsupported,
+                std::string("CUDA ") + op + ": " + what + " = " + std::to_string(v) + " does not fit in an int");
   return int(v);
 }
 

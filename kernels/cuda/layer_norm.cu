@@ -11,8 +11,8 @@
 namespace eagerlm::cuda {
 
 namespace {
-__global__ void layer_norm_kernel(const float* x, const float* gamma, const float* beta, float* y,
-                                  int64_t rows, int64_t cols, float eps) {
+__global__ void layer_norm_kernel(const float* x, const float* gamma, const float* beta, float* y, int64_t rows,
+                                  int64_t cols, float eps) {
   __shared__ float scratch[32];
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const float* in = x + r * cols;
@@ -27,20 +27,18 @@ __global__ void layer_norm_kernel(const float* x, const float* gamma, const floa
     }
     const float var = block_sum(sq, scratch) / float(cols);
     const float inv_std = 1.0f / sqrtf(var + eps);
-    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-      out[c] = (in[c] - mean) * inv_std * gamma[c] + beta[c];
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) out[c] = (in[c] - mean) * inv_std * gamma[c] + beta[c];
     // The next row's first block_sum starts with a barrier, so no thread races ahead into
     // `scratch` while others still read this row's results.
   }
 }
 }  // namespace
 
-void layer_norm(CudaContext& ctx, const float* x, const float* gamma, const float* beta, float* y,
-                int64_t rows, int64_t cols, float eps) {
+void layer_norm(CudaContext& ctx, const float* x, const float* gamma, const float* beta, float* y, int64_t rows,
+                int64_t cols, float eps) {
   if (rows <= 0 || cols <= 0) return;
   const int threads = cols >= 1024 ? 256 : 128;
-  layer_norm_kernel<<<grid_for(rows, 1), threads, 0, ctx.stream>>>(x, gamma, beta, y, rows, cols,
-                                                                     eps);
+  layer_norm_kernel<<<grid_for(rows, 1), threads, 0, ctx.stream>>>(x, gamma, beta, y, rows, cols, eps);
   check_launch("layer_norm");
 }
 

@@ -11,7 +11,9 @@
 //   linear_transposed: Yᵀ[n, m] = W[n, k] · Xᵀ[k, m]
 //       W (row-major [n, k], ld k) is column-major Wᵀ [k, n] with lda = k -> op T gives W
 // and Y (row-major [m, n], ld ldy) is column-major Yᵀ [n, m] with ldc = ldy.
-// The bias is first broadcast into every row of y, then added to by the product with beta = 1.
+// The bias is first broadcast into every row of y, then added to by the product with beta = 1
+// (cublas_gemm.h holds the product and the broadcast, shared with linear_typed.cu).
+#include "kernels/cuda/cublas_gemm.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_context.h"
 #include "kernels/cuda/cuda_ops.h"
@@ -19,40 +21,8 @@
 
 namespace eagerlm::cuda {
 
-namespace {
-// With a single row the row stride means nothing, but cuBLAS still insists on ld >= max(1, rows
-// of the column-major operand); any value that satisfies it is equivalent.
-int64_t row_stride_for_cublas(int64_t ld, int64_t m, int64_t width) {
-  const int64_t least = width > 1 ? width : 1;
-  return (m == 1 && ld < least) ? least : ld;
-}
-
-// C = alpha·op(A)·op(B) + beta·C in column-major terms, with the context's GemmMath.
-void gemm(CudaContext& ctx, cublasOperation_t op_a, int m, int n, int k, const float* a, int lda,
-          const float* b, int ldb, float beta, float* c, int ldc) {
-  const float alpha = 1.0f;
-  if (ctx.gemm_math == GemmMath::kFp32) {
-    EAGERLM_CUBLAS_CHECK(cublasSgemm(ctx.cublas, op_a, CUBLAS_OP_N, m, n, k, &alpha, a, lda, b,
-                                     ldb, &beta, c, ldc));
-    return;
-  }
-  const cublasComputeType_t compute = ctx.gemm_math == GemmMath::kTf32
-                                          ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                          : CUBLAS_COMPUTE_32F_FAST_16BF;
-  EAGERLM_CUBLAS_CHECK(cublasGemmEx(ctx.cublas, op_a, CUBLAS_OP_N, m, n, k, &alpha, a, CUDA_R_32F,
-                                    lda, b, CUDA_R_32F, ldb, &beta, c, CUDA_R_32F, ldc, compute,
-                                    CUBLAS_GEMM_DEFAULT));
-}
-
-__global__ void broadcast_rows_kernel(const float* bias, float* y, int64_t ldy, int64_t m,
-                                      int64_t n) {
-  for (int64_t r = blockIdx.x; r < m; r += gridDim.x)
-    for (int64_t c = threadIdx.x; c < n; c += blockDim.x) y[r * ldy + c] = bias[c];
-}
-}  // namespace
-
-void linear(CudaContext& ctx, const float* x, int64_t ldx, const float* w, const float* bias,
-            float* y, int64_t ldy, int64_t m, int64_t k, int64_t n) {
+void linear(CudaContext& ctx, const float* x, int64_t ldx, const float* w, const float* bias, float* y, int64_t ldy,
+            int64_t m, int64_t k, int64_t n) {
   if (m <= 0 || n <= 0) return;
   ldx = row_stride_for_cublas(ldx, m, k);
   ldy = row_stride_for_cublas(ldy, m, n);
@@ -61,16 +31,14 @@ void linear(CudaContext& ctx, const float* x, int64_t ldx, const float* w, const
   const int ildx = checked_int(ldx, "linear", "ldx"), ildy = checked_int(ldy, "linear", "ldy");
   float beta = 0.0f;
   if (bias) {
-    broadcast_rows_kernel<<<grid_for(m, 1), kElementwiseThreads, 0, ctx.stream>>>(bias, y, ldy, m,
-                                                                                   n);
-    check_launch("linear (bias)");
+    broadcast_bias(ctx, bias, y, ldy, m, n);
     beta = 1.0f;
   }
-  gemm(ctx, CUBLAS_OP_N, in, im, ik, w, in, x, ildx, beta, y, ildy);
+  gemm_f32(ctx, CUBLAS_OP_N, in, im, ik, w, in, x, ildx, beta, y, ildy);
 }
 
-void linear_transposed(CudaContext& ctx, const float* x, int64_t ldx, const float* w, float* y,
-                       int64_t ldy, int64_t m, int64_t k, int64_t n) {
+void linear_transposed(CudaContext& ctx, const float* x, int64_t ldx, const float* w, float* y, int64_t ldy, int64_t m,
+                       int64_t k, int64_t n) {
   if (m <= 0 || n <= 0) return;
   ldx = row_stride_for_cublas(ldx, m, k);
   ldy = row_stride_for_cublas(ldy, m, n);
@@ -80,7 +48,7 @@ void linear_transposed(CudaContext& ctx, const float* x, int64_t ldx, const floa
   const int ildx = checked_int(ldx, "linear_transposed", "ldx");
   const int ildy = checked_int(ldy, "linear_transposed", "ldy");
   // lda = k must be >= 1 for cuBLAS even when k == 0.
-  gemm(ctx, CUBLAS_OP_T, in, im, ik, w, ik > 0 ? ik : 1, x, ildx, 0.0f, y, ildy);
+  gemm_f32(ctx, CUBLAS_OP_T, in, im, ik, w, ik > 0 ? ik : 1, x, ildx, 0.0f, y, ildy);
 }
 
 void set_gemm_math(CudaContext& ctx, GemmMath math) { ctx.gemm_math = math; }

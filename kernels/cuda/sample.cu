@@ -16,22 +16,22 @@
 #include <cmath>
 #include <string>
 
-#include "engine/core/error.h"
+#include "kernels/common/kernel_error.h"
+#include "kernels/common/sampling_philox.h"
+#include "kernels/common/sampling_thresholds.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_context.h"
 #include "kernels/cuda/cuda_sampling.h"
 #include "kernels/cuda/launch.h"
-#include "kernels/sampling_philox.h"
-#include "kernels/sampling_thresholds.h"
 
 namespace eagerlm::cuda {
 
 namespace {
 
 using sampling::Cut;
+using sampling::key_logit;
 using sampling::LevelStats;
 using sampling::logit_key;
-using sampling::key_logit;
 using sampling::Rule;
 using sampling::Weigher;
 
@@ -203,8 +203,8 @@ struct BlockRow {
 };
 
 // Whether token i is kept; `tie_rank` counts the tokens at the cut's key met so far in id order.
-__device__ __forceinline__ bool keep_token(const RowValues& values, const Weigher& weigher, const Cut& cut,
-                                           int64_t i, uint64_t& tie_rank, uint64_t& weight) {
+__device__ __forceinline__ bool keep_token(const RowValues& values, const Weigher& weigher, const Cut& cut, int64_t i,
+                                           uint64_t& tie_rank, uint64_t& weight) {
   const float v = values(i);
   const uint32_t key = logit_key(v);
   const bool kept = sampling::is_kept(key, tie_rank, cut, weigher.passes_min_p(v));
@@ -311,8 +311,8 @@ __global__ void __launch_bounds__(kMaxThreads) sample_kernel(KernelArgs a) {
     if (row.wanted != 0) {
       const float* logits = a.logits + r * a.ld;
       uint8_t* kept_row = a.kept != nullptr ? a.kept + r * a.vocab : nullptr;
-      const RowValues values{logits, rule.repetition_penalty != 1.0f ? presence : nullptr,
-                             rule.repetition_penalty, a.vocab};
+      const RowValues values{logits, rule.repetition_penalty != 1.0f ? presence : nullptr, rule.repetition_penalty,
+                             a.vocab};
       uint32_t max_key = 0;
       int32_t chosen = 0;
       block_argmax(values, sh, max_key, chosen);
@@ -346,7 +346,7 @@ __global__ void curand_words_kernel(uint64_t seed, uint64_t subsequence, uint64_
 }
 
 [[noreturn]] void bad_param(const std::string& what) {
-  throw_error(ErrorCode::kInvalidArgument, "CUDA sample_rows: " + what);
+  kernel_fail(KernelFault::kInvalidArgument, "CUDA sample_rows: " + what);
 }
 
 void check_params(const SampleParams& p) {
@@ -369,18 +369,28 @@ void sample_rows(CudaContext& ctx, const float* logits, int64_t ld, int64_t n_ro
   if (vocab < 1 || vocab > int64_t(INT32_MAX)) bad_param("vocab must be in [1, 2^31), got " + std::to_string(vocab));
   if (ld < vocab) bad_param("row stride " + std::to_string(ld) + " is below vocab " + std::to_string(vocab));
   if (!logits || !rows || !out) bad_param("logits, rows and out must not be null");
-  KernelArgs a{logits, ld, n_rows, vocab, rows, tokens, presence, presence ? n_slots : 0,
+  KernelArgs a{logits,
+               ld,
+               n_rows,
+               vocab,
+               rows,
+               tokens,
+               presence,
+               presence ? n_slots : 0,
                sampling::make_rule(vocab, params.temperature, params.top_k, params.top_p, params.min_p,
                                    params.repetition_penalty),
-               params.seed, params.logprobs, out, kept};
+               params.seed,
+               params.logprobs,
+               out,
+               kept};
   // Vocabulary-sized rows get the full block; tiny test vocabularies a few warps.
   const int threads = vocab >= 8192 ? kMaxThreads : 128;
   sample_kernel<<<grid_for(n_rows, 1), threads, 0, ctx.stream>>>(a);
   check_launch("sample_rows");
 }
 
-void curand_philox_words(CudaContext& ctx, uint64_t seed, uint64_t subsequence, uint64_t offset,
-                         int64_t count, uint32_t* out) {
+void curand_philox_words(CudaContext& ctx, uint64_t seed, uint64_t subsequence, uint64_t offset, int64_t count,
+                         uint32_t* out) {
   if (count <= 0) return;
   curand_words_kernel<<<1, 32, 0, ctx.stream>>>(seed, subsequence, offset, count, out);
   check_launch("curand_philox_words");

@@ -1,4 +1,4 @@
-// Device-side lookup of the sequence that owns a row of a StepBatch (kernels/kv_layout.h). The
+// Device-side lookup of the sequence that owns a row of a StepBatch (kernels/common/kv_layout.h). The
 // batch arrays live on the device and need not be sorted by row, so the block scans them
 // cooperatively; a row owned by no sequence yields -1 (the kernel then leaves that row alone,
 // as the CPU kernels do).
@@ -8,7 +8,7 @@
 
 #include <climits>
 
-#include "kernels/kv_layout.h"
+#include "kernels/common/kv_layout.h"
 
 namespace eagerlm::cuda {
 

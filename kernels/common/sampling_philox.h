@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-#include "kernels/host_device.h"
+#include "kernels/common/host_device.h"
 
 namespace eagerlm::sampling {
 
@@ -45,8 +45,7 @@ EAGERLM_HOST_DEVICE constexpr PhiloxBlock philox4x32_10(PhiloxBlock counter, uin
 }
 
 // The four words of Philox block `block` of subsequence `stream` under `seed`.
-EAGERLM_HOST_DEVICE constexpr PhiloxBlock philox_stream_block(uint64_t seed, uint64_t stream,
-                                                              uint64_t block) {
+EAGERLM_HOST_DEVICE constexpr PhiloxBlock philox_stream_block(uint64_t seed, uint64_t stream, uint64_t block) {
   return philox4x32_10({uint32_t(block), uint32_t(block >> 32), uint32_t(stream), uint32_t(stream >> 32)},
                        uint32_t(seed), uint32_t(seed >> 32));
 }

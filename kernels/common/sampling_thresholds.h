@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/host_device.h"
+#include "kernels/common/host_device.h"
 
 namespace eagerlm::sampling {
 
@@ -126,9 +126,7 @@ struct Weigher {
   }
   EAGERLM_HOST_DEVICE uint64_t weight_of_key(uint32_t key) const { return weight(key_logit(key)); }
   // min-p: p >= min_p · p_max, i.e. x >= log(min_p); the top token always passes.
-  EAGERLM_HOST_DEVICE bool passes_min_p(float logit) const {
-    return !use_min_p || exponent(logit) >= log_min_p;
-  }
+  EAGERLM_HOST_DEVICE bool passes_min_p(float logit) const { return !use_min_p || exponent(logit) >= log_min_p; }
 };
 
 // Largest t in [0, 2^32) with pred(t), for pred non-increasing in t and true at 0: two bits per

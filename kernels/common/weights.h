@@ -1,0 +1,66 @@
+// Weight matrices stored in reduced precision for the typed matrix-product kernels
+// (kernels/cpu: linear_typed, linear_transposed_typed, gather_rows_typed). Activations and
+// accumulation stay float32; only the weights are narrower, which is what decode's memory
+// bandwidth pays for.
+//
+// Two layouts, both row-major, both the model's own:
+//   input-major   [k (in), n (out)]: GPT-2's Conv1D weights, used by linear;
+//   output-major  [n (out), k (in)]: the tied embedding wte [vocab, d], used by the output head
+//                 (linear_transposed) and by embedding lookups (row gathers).
+//
+// kBF16 and kF16 are IEEE-style halves (dtype.h's bf16_to_float / f16_to_float widen them
+// exactly). kInt8 is symmetric int8 with one float scale per block of kInt8Block consecutive
+// INPUTS (along k) of one output:
+//   input-major   scales [k/32, n]:  W[i][j] = scales[(i/32)·n + j] · q[i][j]
+//   output-major  scales [n, k/32]:  W[j][i] = scales[j·(k/32) + i/32] · q[j][i]
+// so k must be a multiple of kInt8Block (GPT-2's d = 768/1024/1280/1600 and 4d all are); the
+// callers (quantizer, model loader) check it with int8_shape_ok, the kernels trust it.
+// q = round-to-nearest(w / s) with s = max|w| over the block / 127, so |q| <= 127 and an all-zero
+// block has s = 0 and q = 0 (exactly zero weights). Per-block rather than per-output-channel
+// scales: see test/kernels/test_quantize_int8.cpp for the measured error of both.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace eagerlm {
+
+enum class WeightType : uint8_t { kF32, kBF16, kF16, kInt8 };
+
+// Inputs (along k) that share one int8 scale.
+constexpr int64_t kInt8Block = 32;
+
+// A weight matrix as the kernels see it: data in `type`, and for kInt8 its scales (else null).
+struct Weights {
+  WeightType type = WeightType::kF32;
+  const void* data = nullptr;
+  const float* scales = nullptr;
+};
+
+constexpr const char* weight_type_name(WeightType t) {
+  return t == WeightType::kF32 ? "f32" : t == WeightType::kBF16 ? "bf16" : t == WeightType::kF16 ? "f16" : "int8";
+}
+
+// Bytes per stored element (scales not included).
+constexpr size_t weight_element_size(WeightType t) {
+  return t == WeightType::kF32 ? 4 : t == WeightType::kInt8 ? 1 : 2;
+}
+
+// Whether a matrix with k inputs can be stored as `t` (int8 needs whole blocks along k).
+constexpr bool int8_shape_ok(WeightType t, int64_t k) { return t != WeightType::kInt8 || k % kInt8Block == 0; }
+
+// Scales of a [k, n] input-major or [n, k] output-major int8 matrix (the same count either way);
+// 0 for the other types.
+constexpr int64_t weight_scale_count(WeightType t, int64_t k, int64_t n) {
+  return t == WeightType::kInt8 ? k / kInt8Block * n : 0;
+}
+
+// Bytes of the stored elements, and of elements plus scales (what one pass over the matrix reads).
+constexpr int64_t weight_data_bytes(WeightType t, int64_t k, int64_t n) {
+  return k * n * int64_t(weight_element_size(t));
+}
+constexpr int64_t weight_total_bytes(WeightType t, int64_t k, int64_t n) {
+  return weight_data_bytes(t, k, n) + weight_scale_count(t, k, n) * int64_t(sizeof(float));
+}
+
+}  // namespace eagerlm

@@ -1,0 +1,190 @@
+// gemm_bf16 (bf16_gemm.h): prefill with bf16 weights on vdpbf16ps, which multiplies pairs of
+// bf16 and adds both products into a float32 lane: twice the multiply-adds of a float32 FMA per
+// instruction, and half the bytes of W. OpenBLAS's sbgemm would do the same but Debian's build
+// leaves it out, hence our own blocked GEMM:
+//
+//   x rows are rounded to bf16 pairs (x[r][2p], x[r][2p+1]) once per call, as 32-bit words;
+//   W is packed block by block (kBlockPairs pairs of inputs × kPanel columns) into the layout the
+//   instruction wants: for pair p and column c the word (W[2p][c], W[2p+1][c]);
+//   register tiles of up to 8 rows × 3 vectors (48 columns) accumulate over a block, reloading
+//   from y between blocks; a broadcast x word times a packed W vector is one vdpbf16ps.
+// Odd k pads the last pair with zeros; columns past the panel's end are packed as zeros and
+// never stored.
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernels/cpu/cpu_ops.h"
+
+#include "kernels/cpu/isa_begin.h"
+
+#include "kernels/cpu/bf16_gemm.h"
+
+namespace eagerlm::cpu::EAGERLM_CPU_ISA {
+
+#if defined(EAGERLM_CPU_HAS_AVX512BF16)
+
+namespace {
+
+constexpr int64_t kBlockPairs = 128;  // 256 inputs per packed block
+constexpr int64_t kPanel = 192;       // columns per packed block: 128·192 words = 96 KiB, in L2
+constexpr int kTileRows = 8;
+constexpr int kTileVectors = 3;  // 8·3 accumulators, 3 W vectors: 27 of the 32 registers
+
+// The lanes below count (none when count <= 0).
+inline __mmask16 first_lanes(int64_t count) {
+  return count <= 0 ? __mmask16(0) : count >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << count) - 1u);
+}
+
+// xp[r·ldxp + p] = bf16 pair (x[r][2p], x[r][2p+1]) for p < ldxp (zero past k).
+void pack_x(const float* x, int64_t ldx, int64_t m, int64_t k, uint32_t* xp, int64_t ldxp) {
+  for (int64_t r = 0; r < m; ++r) {
+    const float* row = x + r * ldx;
+    for (int64_t i = 0; i < 2 * ldxp; i += 32) {
+      const __m512 lo = _mm512_maskz_loadu_ps(first_lanes(k - i), row + i);
+      const __m512 hi = _mm512_maskz_loadu_ps(first_lanes(k - i - 16), row + i + 16);
+      _mm512_storeu_si512(xp + r * ldxp + i / 2, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+    }
+  }
+}
+
+// bp[(p - p0)·ldbp + c] = (W[2p][j0 + c], W[2p + 1][j0 + c]) for p in [p0, p1), c < ldbp, W
+// input-major: two rows of 16 halves interleaved by one two-source permute.
+void pack_input_major(const uint16_t* w, int64_t k, int64_t n, int64_t p0, int64_t p1, int64_t j0, int64_t cols,
+                      uint32_t* bp, int64_t ldbp) {
+  // Output half t·2 from the even row's half t, t·2 + 1 from the odd row's (indices 32 + t).
+  const __m512i interleave = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7, 38,
+                                              6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
+  for (int64_t p = p0; p < p1; ++p) {
+    const uint16_t* even = w + 2 * p * n + j0;
+    const uint16_t* odd = 2 * p + 1 < k ? even + n : nullptr;
+    for (int64_t c = 0; c < ldbp; c += 16) {
+      const __mmask16 mask = first_lanes(cols - c);
+      // 16 halves of each row in the low half of a vector (a 32-lane mask, 16 lanes used).
+      const __m512i a = _mm512_maskz_loadu_epi16(__mmask32(mask), even + c);
+      const __m512i b = odd ? _mm512_maskz_loadu_epi16(__mmask32(mask), odd + c) : _mm512_setzero_si512();
+      const __m512i pairs = _mm512_permutex2var_epi16(a, interleave, b);
+      _mm512_storeu_si512(bp + (p - p0) * ldbp + c, pairs);
+    }
+  }
+}
+
+// The same block for W output-major [n, k]: a pair is one 32-bit word of a row, gathered from 16
+// rows at once (the last pair of an odd k, a single half, is copied alone).
+void pack_output_major(const uint16_t* w, int64_t k, int64_t p0, int64_t p1, int64_t j0, int64_t cols, uint32_t* bp,
+                       int64_t ldbp) {
+  const int64_t whole_pairs = k / 2;
+  for (int64_t c = 0; c < ldbp; c += 16) {
+    const __mmask16 mask = first_lanes(cols - c);
+    const uint16_t* rows = w + (j0 + c) * k;
+    const __m512i row_offsets = _mm512_mullo_epi32(
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32(int32_t(k)));
+    for (int64_t p = p0; p < std::min(p1, whole_pairs); ++p) {
+      const __m512i index = _mm512_add_epi32(row_offsets, _mm512_set1_epi32(int32_t(2 * p)));
+      const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), mask, index, rows, 2);
+      _mm512_storeu_si512(bp + (p - p0) * ldbp + c, v);
+    }
+    if (p1 > whole_pairs) {  // odd k: the last pair is (W[j][k - 1], 0)
+      uint32_t* out = bp + (whole_pairs - p0) * ldbp + c;
+      for (int64_t l = 0; l < 16; ++l) out[l] = l < cols - c ? rows[l * k + k - 1] : 0;
+    }
+  }
+}
+
+// Rows [0, R) of y, columns [0, C·16) (the last vector `last` columns): y (+)= Σ_p x pair · W pair
+// over `pairs` packed pairs. first: start from the bias (or 0) instead of y.
+template <int R, int C>
+inline void tile(const uint32_t* xp, int64_t ldxp, const uint32_t* bp, int64_t ldbp, int64_t pairs, const float* bias,
+                 float* y, int64_t ldy, int last, bool first) {
+  __m512 acc[R][C];
+#pragma GCC unroll 8
+  for (int c = 0; c < C; ++c) {
+    const __mmask16 mask = first_lanes(c == C - 1 ? last : 16);
+    const __m512 b = first && bias ? _mm512_maskz_loadu_ps(mask, bias + 16 * c) : _mm512_setzero_ps();
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) acc[r][c] = first ? b : _mm512_maskz_loadu_ps(mask, y + r * ldy + 16 * c);
+  }
+  for (int64_t p = 0; p < pairs; ++p) {
+    __m512bh wv[C];
+#pragma GCC unroll 8
+    for (int c = 0; c < C; ++c) wv[c] = (__m512bh)_mm512_loadu_si512(bp + p * ldbp + 16 * c);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m512bh xv = (__m512bh)_mm512_set1_epi32(int32_t(xp[r * ldxp + p]));
+#pragma GCC unroll 8
+      for (int c = 0; c < C; ++c) acc[r][c] = _mm512_dpbf16_ps(acc[r][c], xv, wv[c]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 8
+    for (int c = 0; c < C; ++c)
+      _mm512_mask_storeu_ps(y + r * ldy + 16 * c, first_lanes(c == C - 1 ? last : 16), acc[r][c]);
+  }
+}
+
+// One packed block for R rows across the panel's `cols` columns.
+template <int R>
+void block_rows(const uint32_t* xp, int64_t ldxp, const uint32_t* bp, int64_t ldbp, int64_t pairs, const float* bias,
+                float* y, int64_t ldy, int64_t cols, bool first) {
+  int64_t c = 0;
+  for (; c + 16 * kTileVectors <= cols; c += 16 * kTileVectors)
+    tile<R, kTileVectors>(xp, ldxp, bp + c, ldbp, pairs, bias ? bias + c : nullptr, y + c, ldy, 16, first);
+  for (; c < cols; c += 16)
+    tile<R, 1>(xp, ldxp, bp + c, ldbp, pairs, bias ? bias + c : nullptr, y + c, ldy,
+               int(std::min<int64_t>(16, cols - c)), first);
+}
+
+void block(int rows, const uint32_t* xp, int64_t ldxp, const uint32_t* bp, int64_t ldbp, int64_t pairs,
+           const float* bias, float* y, int64_t ldy, int64_t cols, bool first) {
+  static_assert(kTileRows == 8);
+  switch (rows) {
+    case 1: return block_rows<1>(xp, ldxp, bp, ldbp, pairs, bias, y, ldy, cols, first);
+    case 2: return block_rows<2>(xp, ldxp, bp, ldbp, pairs, bias, y, ldy, cols, first);
+    case 3: return block_rows<3>(xp, ldxp, bp, ldbp, pairs, bias, y, ldy, cols, first);
+    case 4: return block_rows<4>(xp, ldxp, bp, ldbp, pairs, bias, y, ldy, cols, first);
+    case 5: return block_rows<5>(xp, ldxp, bp, ldbp, pairs, bias, y, ldy, cols, first);
+    case 6: return block_rows<6>(xp, ldxp, bp, ldbp, pairs, bias, y, ldy, cols, first);
+    case 7: return block_rows<7>(xp, ldxp, bp, ldbp, pairs, bias, y, ldy, cols, first);
+    case 8: return block_rows<8>(xp, ldxp, bp, ldbp, pairs, bias, y, ldy, cols, first);
+  }
+}
+
+}  // namespace
+
+void gemm_bf16(const float* x, int64_t ldx, const uint16_t* w, bool input_major, const float* bias, float* y,
+               int64_t ldy, int64_t m, int64_t k, int64_t n, int64_t n0, int64_t n1) {
+  const int64_t pairs = (k + 1) / 2;
+  const int64_t ldxp = (pairs + 15) / 16 * 16;
+  thread_local std::vector<uint32_t> xp, bp;
+  if (xp.size() < size_t(m * ldxp)) xp.resize(size_t(m * ldxp));
+  if (bp.size() < size_t(kBlockPairs * kPanel)) bp.resize(size_t(kBlockPairs * kPanel));
+  pack_x(x, ldx, m, k, xp.data(), ldxp);
+  for (int64_t j0 = n0; j0 < n1; j0 += kPanel) {
+    const int64_t cols = std::min(kPanel, n1 - j0);
+    const int64_t ldbp = (cols + 15) / 16 * 16;
+    for (int64_t p0 = 0; p0 < pairs; p0 += kBlockPairs) {
+      const int64_t p1 = std::min(pairs, p0 + kBlockPairs);
+      if (input_major) {
+        pack_input_major(w, k, n, p0, p1, j0, cols, bp.data(), ldbp);
+      } else {
+        pack_output_major(w, k, p0, p1, j0, cols, bp.data(), ldbp);
+      }
+      for (int64_t r0 = 0; r0 < m; r0 += kTileRows) {
+        const int rows = int(std::min<int64_t>(kTileRows, m - r0));
+        block(rows, xp.data() + r0 * ldxp + p0, ldxp, bp.data(), ldbp, p1 - p0, bias ? bias + j0 : nullptr,
+              y + r0 * ldy + j0, ldy, cols, p0 == 0);
+      }
+    }
+  }
+}
+
+#endif  // EAGERLM_CPU_HAS_AVX512BF16
+
+}  // namespace eagerlm::cpu::EAGERLM_CPU_ISA
+
+#include "kernels/cpu/isa_end.h"

@@ -1,0 +1,36 @@
+// One CPU variant's kernels as a table of function pointers (one table per variant, filled by
+// variant_table.cpp; dispatch.cpp picks one).
+#pragma once
+
+#include "kernels/cpu/cpu_ops.h"
+
+namespace eagerlm::cpu {
+
+struct KernelTable {
+  const char* isa;
+  decltype(&cpu::linear) linear;
+  decltype(&cpu::linear_transposed) linear_transposed;
+  decltype(&cpu::linear_typed) linear_typed;
+  decltype(&cpu::linear_transposed_typed) linear_transposed_typed;
+  decltype(&cpu::gather_rows_typed) gather_rows_typed;
+  decltype(&cpu::widen_weights) widen_weights;
+  decltype(&cpu::quantize_int8) quantize_int8;
+  decltype(&cpu::target_logprobs) target_logprobs;
+  decltype(&cpu::layer_norm) layer_norm;
+  decltype(&cpu::gelu) gelu;
+  decltype(&cpu::add) add;
+  decltype(&cpu::embedding) embedding;
+  decltype(&cpu::softmax) softmax;
+  decltype(&cpu::kv_append) kv_append;
+  decltype(&cpu::kv_copy) kv_copy;
+  decltype(&cpu::attention) attention;
+  decltype(&cpu::convert_to_f32) convert_to_f32;
+  decltype(&cpu::convert_from_f32) convert_from_f32;
+  decltype(&cpu::fill_normal_f32) fill_normal_f32;
+  decltype(&cpu::fill_normal) fill_normal;
+  decltype(&cpu::fill_constant) fill_constant;
+  decltype(&cpu::read_sum) read_sum;
+  decltype(&cpu::fma_flops) fma_flops;
+};
+
+}  // namespace eagerlm::cpu

@@ -1,0 +1,71 @@
+// Machine probes for benchmarks: a memory-bound read and register-resident FMA chains, both at
+// this variant's vector width (16 floats with AVX-512, 8 with AVX2, 4 otherwise), so that the
+// limits `eagerlm bench` quotes are the ones the kernels it measures could reach.
+#include "kernels/common/openmp.h"
+
+#include <cstdint>
+
+#include "kernels/cpu/cpu_ops.h"
+
+#include "kernels/cpu/isa_begin.h"
+
+namespace eagerlm::cpu::EAGERLM_CPU_ISA {
+
+namespace {
+
+#if defined(EAGERLM_CPU_HAS_AVX512)
+constexpr int kLanes = 16;
+#elif defined(EAGERLM_CPU_ISA_AVX2) || defined(__AVX2__)
+constexpr int kLanes = 8;
+#else
+constexpr int kLanes = 4;
+#endif
+typedef float Vec __attribute__((vector_size(kLanes * sizeof(float))));
+
+}  // namespace
+
+float read_sum(const float* data, int64_t n, int threads) {
+  const Vec* vec = reinterpret_cast<const Vec*>(data);
+  const int64_t nv = n / kLanes;
+  float total = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : total)
+  {
+    // Four vector accumulators: the loop is bound by memory, not by add latency.
+    Vec s0 = {}, s1 = {}, s2 = {}, s3 = {};
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < nv; i += 4) {
+      s0 += vec[i];
+      s1 += vec[i + 1];
+      s2 += vec[i + 2];
+      s3 += vec[i + 3];
+    }
+    const Vec s = s0 + s1 + s2 + s3;
+    for (int k = 0; k < kLanes; ++k) total += s[k];
+  }
+  return total;
+}
+
+double fma_flops(int64_t iterations, int threads) {
+  constexpr int kChains = 10;  // independent FMA chains hide the FMA latency on two pipes
+  float guard = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : guard)
+  {
+    const Vec zero = {};
+    const Vec x = zero + 1e-3f, y = zero + 0.999999f;
+    Vec a0 = zero, a1 = zero + 1, a2 = zero + 2, a3 = zero + 3, a4 = zero + 4;
+    Vec a5 = zero + 5, a6 = zero + 6, a7 = zero + 7, a8 = zero + 8, a9 = zero + 9;
+    for (int64_t i = 0; i < iterations; ++i) {
+      a0 = a0 * y + x, a1 = a1 * y + x, a2 = a2 * y + x, a3 = a3 * y + x, a4 = a4 * y + x;
+      a5 = a5 * y + x, a6 = a6 * y + x, a7 = a7 * y + x, a8 = a8 * y + x, a9 = a9 * y + x;
+    }
+    const Vec s = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9;
+    guard += s[0];
+  }
+  // guard is a finite sum that never equals this; the comparison keeps the loop alive.
+  const double flops = double(threads) * double(iterations) * kChains * kLanes * 2;
+  return guard == 12345.0f ? -flops : flops;
+}
+
+}  // namespace eagerlm::cpu::EAGERLM_CPU_ISA
+
+#include "kernels/cpu/isa_end.h"

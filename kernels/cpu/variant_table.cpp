@@ -1,0 +1,43 @@
+// The kernel table of the variant this file is compiled for (see isa_begin.h).
+#include "kernels/cpu/kernel_table.h"
+
+#define EAGERLM_CPU_STRING_(x) #x
+#define EAGERLM_CPU_STRING(x) EAGERLM_CPU_STRING_(x)
+#define EAGERLM_CPU_TABLE_(isa) kernels_##isa
+#define EAGERLM_CPU_TABLE(isa) EAGERLM_CPU_TABLE_(isa)
+
+namespace eagerlm::cpu {
+
+namespace EAGERLM_CPU_ISA {
+#include "kernels/cpu/cpu_kernels.inc"
+}  // namespace EAGERLM_CPU_ISA
+
+extern const KernelTable EAGERLM_CPU_TABLE(EAGERLM_CPU_ISA);
+const KernelTable EAGERLM_CPU_TABLE(EAGERLM_CPU_ISA) = {
+    EAGERLM_CPU_STRING(EAGERLM_CPU_ISA),
+    &EAGERLM_CPU_ISA::linear,
+    &EAGERLM_CPU_ISA::linear_transposed,
+    &EAGERLM_CPU_ISA::linear_typed,
+    &EAGERLM_CPU_ISA::linear_transposed_typed,
+    &EAGERLM_CPU_ISA::gather_rows_typed,
+    &EAGERLM_CPU_ISA::widen_weights,
+    &EAGERLM_CPU_ISA::quantize_int8,
+    &EAGERLM_CPU_ISA::target_logprobs,
+    &EAGERLM_CPU_ISA::layer_norm,
+    &EAGERLM_CPU_ISA::gelu,
+    &EAGERLM_CPU_ISA::add,
+    &EAGERLM_CPU_ISA::embedding,
+    &EAGERLM_CPU_ISA::softmax,
+    &EAGERLM_CPU_ISA::kv_append,
+    &EAGERLM_CPU_ISA::kv_copy,
+    &EAGERLM_CPU_ISA::attention,
+    &EAGERLM_CPU_ISA::convert_to_f32,
+    &EAGERLM_CPU_ISA::convert_from_f32,
+    &EAGERLM_CPU_ISA::fill_normal_f32,
+    &EAGERLM_CPU_ISA::fill_normal,
+    &EAGERLM_CPU_ISA::fill_constant,
+    &EAGERLM_CPU_ISA::read_sum,
+    &EAGERLM_CPU_ISA::fma_flops,
+};
+
+}  // namespace eagerlm::cpu
