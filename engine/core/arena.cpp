@@ -16,8 +16,8 @@ size_t Arena::footprint(const Shape& shape, DType dtype) {
 Tensor Arena::alloc(const Shape& shape, DType dtype) {
   const size_t need = footprint(shape, dtype);
   if (!storage_ || used_ + need > storage_->bytes())
-    throw_error(ErrorCode::kInternal, "activation arena too small for " + shape.to_string() +
-                                          " (capacity " + std::to_string(capacity()) + " bytes)");
+    throw_error(ErrorCode::kInternal, "activation arena too small for " + shape.to_string() + " (capacity " +
+                                          std::to_string(capacity()) + " bytes)");
   Tensor t = Tensor::over(storage_, used_, shape, dtype);
   used_ += need;
   return t;

@@ -1,10 +1,6 @@
 #include "engine/core/device.h"
 
-#include <cstdlib>
-#include <cstring>
-#include <string>
-
-#include "engine/core/cuda_memory.h"
+#include "engine/core/backend.h"
 #include "engine/core/error.h"
 
 namespace eagerlm {
@@ -17,54 +13,28 @@ std::optional<Device> device_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-bool cuda_available() { return cuda::device_count() > 0; }
-const char* cuda_unavailable_reason() { return cuda::unavailable_reason(); }
-
-static void require_cuda() {
-  if (!cuda_available())
-    throw_error(ErrorCode::kUnsupported,
-                std::string("CUDA device requested but ") + cuda_unavailable_reason());
-}
-
-void* device_alloc(Device d, size_t bytes) {
-  if (bytes == 0) bytes = 1;
-  if (d == Device::kCuda) {
-    require_cuda();
-    return cuda::malloc_bytes(bytes);
-  }
-  const size_t rounded = (bytes + 63) / 64 * 64;
-  void* p = std::aligned_alloc(64, rounded);
-  if (!p)
-    throw_error(ErrorCode::kOutOfMemory,
-                "could not allocate " + std::to_string(bytes) + " bytes of host memory");
-  return p;
-}
+void* device_alloc(Device d, size_t bytes) { return backend_for(d).allocate(bytes == 0 ? 1 : bytes); }
 
 void device_free(Device d, void* p) noexcept {
   if (!p) return;
-  if (d == Device::kCuda)
-    cuda::free_bytes(p);
-  else
-    std::free(p);
+  // Memory of a device exists only once its backend was had, so this lookup cannot fail.
+  try {
+    backend_for(d).release(p);
+  } catch (...) {
+  }
 }
 
 void device_copy(void* dst, Device dst_dev, const void* src, Device src_dev, size_t bytes) {
   if (bytes == 0) return;
-  if (dst_dev == Device::kCpu && src_dev == Device::kCpu) {
-    std::memcpy(dst, src, bytes);
-    return;
-  }
-  require_cuda();
-  cuda::copy_bytes(dst, dst_dev == Device::kCuda, src, src_dev == Device::kCuda, bytes);
+  // The device side's backend does the copy (host memory is reachable from every backend).
+  const Device side = dst_dev != Device::kCpu ? dst_dev : src_dev;
+  backend_for(side).copy(dst, dst_dev != Device::kCpu, src, src_dev != Device::kCpu, bytes);
 }
 
 void device_memset_zero(Device d, void* p, size_t bytes) {
-  if (d == Device::kCpu) {
-    std::memset(p, 0, bytes);
-    return;
-  }
-  require_cuda();
-  cuda::zero_bytes(p, bytes);
+  if (bytes) backend_for(d).zero(p, bytes);
 }
+
+size_t device_available_bytes(Device d) { return backend_for(d).available_bytes(); }
 
 }  // namespace eagerlm

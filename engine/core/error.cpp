@@ -12,6 +12,7 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::kUnsupported: return "unsupported";
     case ErrorCode::kOutOfMemory: return "out of memory";
     case ErrorCode::kInternal: return "internal error";
+    case ErrorCode::kBusy: return "busy";
   }
   return "unknown error";
 }

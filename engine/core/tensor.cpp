@@ -108,8 +108,7 @@ float* Tensor::f32() const {
 Tensor Tensor::reshape(const Shape& shape) const {
   if (!is_contiguous()) throw_error(ErrorCode::kInternal, "reshape of a non-contiguous tensor");
   if (shape.numel() != numel())
-    throw_error(ErrorCode::kInternal,
-                "reshape " + shape_.to_string() + " -> " + shape.to_string() + " changes numel");
+    throw_error(ErrorCode::kInternal, "reshape " + shape_.to_string() + " -> " + shape.to_string() + " changes numel");
   Tensor t = *this;
   t.shape_ = shape;
   t.set_contiguous_strides();

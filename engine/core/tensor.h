@@ -91,16 +91,18 @@ class Tensor {
   void* raw() const { return static_cast<char*>(storage_->data()) + offset_; }
   float* f32() const;  // checks dtype == F32
   template <typename T>
-  T* data() const { return static_cast<T*>(raw()); }
+  T* data() const {
+    return static_cast<T*>(raw());
+  }
 
   // Views sharing storage.
-  Tensor reshape(const Shape& shape) const;          // contiguous only; same numel
+  Tensor reshape(const Shape& shape) const;  // contiguous only; same numel
   Tensor slice(int dim, int64_t start, int64_t length) const;
-  Tensor select(int dim, int64_t index) const;        // drops `dim`
+  Tensor select(int dim, int64_t index) const;  // drops `dim`
 
   // Copies into a new contiguous tensor on `device` (converting dtype if asked).
   Tensor to(Device device) const;
-  void copy_from(const Tensor& src);                  // same shape/dtype; contiguous both
+  void copy_from(const Tensor& src);  // same shape/dtype; contiguous both
 
   std::string describe() const;  // "F32[2, 3] on cpu"
 

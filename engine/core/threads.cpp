@@ -1,6 +1,6 @@
 #include "engine/core/threads.h"
 
-#include <omp.h>
+#include "kernels/common/openmp.h"
 #include <sched.h>
 
 #include <thread>

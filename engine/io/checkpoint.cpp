@@ -2,13 +2,12 @@
 #include "engine/io/checkpoint.h"
 
 #include "engine/core/error.h"
+#include "engine/core/text.h"
 
 namespace eagerlm::io {
 namespace {
 
-[[noreturn]] void fail(const std::string& message) {
-  throw_error(ErrorCode::kInvalidFile, message);
-}
+[[noreturn]] void fail(const std::string& message) { throw_error(ErrorCode::kInvalidFile, message); }
 
 }  // namespace
 
@@ -27,23 +26,22 @@ Checkpoint Checkpoint::open(const ModelDirectory& md) {
       const TensorEntry& t = file.tensors()[i];
       const auto seen = ck.by_name_.find(t.name);
       if (seen != ck.by_name_.end())
-        fail("tensor '" + t.name + "' is present in two shards: " +
-             md.shard_paths[seen->second.file] + " and " + file.path());
+        fail("tensor " + quoted_text(t.name) + " is present in two shards: " + md.shard_paths[seen->second.file] + " and " +
+             file.path());
       if (sharded) {
         const auto listed = md.index_weight_map.find(t.name);
         if (listed == md.index_weight_map.end())
-          fail(file.path() + ": tensor '" + t.name + "' is not listed in " + md.index_path);
+          fail(file.path() + ": tensor " + quoted_text(t.name) + " is not listed in " + md.index_path);
         if (listed->second != f)
-          fail(file.path() + ": tensor '" + t.name + "' is here, but " + md.index_path +
-               " lists it in " + md.shard_paths.at(listed->second));
+          fail(file.path() + ": tensor " + quoted_text(t.name) + " is here, but " + md.index_path + " lists it in " +
+               md.shard_paths.at(listed->second));
       }
       ck.by_name_.emplace(t.name, Location{f, i});
     }
   }
   for (const auto& [name, shard] : md.index_weight_map)
     if (!ck.by_name_.count(name))
-      fail(md.index_path + " lists tensor '" + name + "' in " + md.shard_paths.at(shard) +
-           ", which lacks it");
+      fail(md.index_path + " lists tensor " + quoted_text(name) + " in " + md.shard_paths.at(shard) + ", which lacks it");
   return ck;
 }
 

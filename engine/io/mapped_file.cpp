@@ -60,12 +60,19 @@ std::shared_ptr<MappedFile> MappedFile::open(const std::string& path) {
   }
   void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.fd, 0);
   if (p == MAP_FAILED) throw_errno(path, "memory-map", errno);
-  return std::shared_ptr<MappedFile>(
-      new MappedFile(path, static_cast<const unsigned char*>(p), size, true));
+  return std::shared_ptr<MappedFile>(new MappedFile(path, static_cast<const unsigned char*>(p), size, true));
 }
 
 MappedFile::~MappedFile() {
   if (mapped_) ::munmap(const_cast<unsigned char*>(data_), size_);
+}
+
+std::string read_file_limited(const std::string& path, size_t max_bytes) {
+  const std::shared_ptr<MappedFile> file = MappedFile::open(path);
+  if (file->size() > max_bytes)
+    throw_error(ErrorCode::kInvalidFile, path + ": " + std::to_string(file->size()) + " bytes, more than the " +
+                                             std::to_string(max_bytes) + " such a file may hold");
+  return std::string(reinterpret_cast<const char*>(file->data()), file->size());
 }
 
 }  // namespace eagerlm::io

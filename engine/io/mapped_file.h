@@ -35,4 +35,9 @@ class MappedFile {
   bool mapped_;  // false for empty files, which mmap cannot map
 };
 
+// The whole contents of a small file (a config, a tokenizer file), opened as MappedFile::open
+// does (never blocking on a FIFO). Throws kIo as open does, and kInvalidFile naming the file, its
+// size and the limit when it holds more than `max_bytes`.
+std::string read_file_limited(const std::string& path, size_t max_bytes);
+
 }  // namespace eagerlm::io

@@ -25,8 +25,7 @@ std::string join(const std::string& dir, const std::string& name) {
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 const char* kind_of(mode_t mode) {
@@ -47,9 +46,8 @@ bool has_regular_file(const std::string& dir, const char* name) {
     throw_error(ErrorCode::kIo, "cannot access " + path + ": " + std::strerror(err));
   }
   if (!S_ISREG(st.st_mode))
-    throw_error(ErrorCode::kInvalidFile,
-                path + " is " + (S_ISDIR(st.st_mode) ? "a directory" : kind_of(st.st_mode)) +
-                    ", expected a regular file");
+    throw_error(ErrorCode::kInvalidFile, path + " is " + (S_ISDIR(st.st_mode) ? "a directory" : kind_of(st.st_mode)) +
+                                             ", expected a regular file");
   return true;
 }
 
@@ -67,8 +65,8 @@ std::vector<std::string> list_directory(const std::string& dir) {
 }
 
 bool is_pickle_name(const std::string& name) {
-  return ends_with(name, ".bin") || ends_with(name, ".pt") || ends_with(name, ".pth") ||
-         ends_with(name, ".ckpt") || ends_with(name, ".pkl") || ends_with(name, ".bin.index.json");
+  return ends_with(name, ".bin") || ends_with(name, ".pt") || ends_with(name, ".pth") || ends_with(name, ".ckpt") ||
+         ends_with(name, ".pkl") || ends_with(name, ".bin.index.json");
 }
 
 // Called when neither model.safetensors nor its index exists: explain what is there instead.
@@ -91,11 +89,10 @@ bool is_pickle_name(const std::string& name) {
                     "from_pretrained(dir).save_pretrained(out, safe_serialization=True))");
   std::string message = dir + ": no model weights: looked for " + kWeights + " and " + kIndex;
   if (!has_config)
-    message = dir + ": no model files: looked for " + std::string(kConfig) + ", " + kWeights +
-              " and " + kIndex;
+    message = dir + ": no model files: looked for " + std::string(kConfig) + ", " + kWeights + " and " + kIndex;
   if (!other_safetensors.empty())
-    message += "; found " + joined(other_safetensors) + ", but the weights must be named " +
-               kWeights + " (or be listed in " + kIndex + ")";
+    message += "; found " + joined(other_safetensors) + ", but the weights must be named " + kWeights +
+               " (or be listed in " + kIndex + ")";
   throw_error(ErrorCode::kInvalidFile, message);
 }
 
@@ -108,8 +105,8 @@ ModelDirectory resolve_model_directory(const std::string& dir) {
     throw_error(ErrorCode::kIo, "model path " + dir + ": " + std::strerror(err));
   }
   if (!S_ISDIR(st.st_mode))
-    throw_error(ErrorCode::kIo, "model path " + dir + " is " + kind_of(st.st_mode) +
-                                    ", expected a directory with " + kConfig + " and " + kWeights);
+    throw_error(ErrorCode::kIo, "model path " + dir + " is " + kind_of(st.st_mode) + ", expected a directory with " +
+                                    kConfig + " and " + kWeights);
   if (::access(dir.c_str(), R_OK | X_OK) != 0) {
     const int err = errno;
     throw_error(ErrorCode::kIo, "cannot read model directory " + dir + ": " + std::strerror(err));
@@ -123,8 +120,8 @@ ModelDirectory resolve_model_directory(const std::string& dir) {
   const bool has_index = !has_weights && has_regular_file(dir, kIndex);
   if (!has_weights && !has_index) throw_no_weights(dir, has_config);
   if (!has_config)
-    throw_error(ErrorCode::kInvalidFile, dir + ": missing " + kConfig +
-                                             " (the model's hyperparameters), next to its weights");
+    throw_error(ErrorCode::kInvalidFile,
+                dir + ": missing " + kConfig + " (the model's hyperparameters), next to its weights");
 
   if (has_weights) {
     md.shard_paths.push_back(join(dir, kWeights));
@@ -145,8 +142,7 @@ ModelDirectory resolve_model_directory(const std::string& dir) {
     shard_number.emplace(shard, md.shard_paths.size());
     md.shard_paths.push_back(locate_shard(dir, root, shard, tensor, md.index_path));
   }
-  for (const auto& [tensor, shard] : index.weight_map)
-    md.index_weight_map.emplace(tensor, shard_number.at(shard));
+  for (const auto& [tensor, shard] : index.weight_map) md.index_weight_map.emplace(tensor, shard_number.at(shard));
   return md;
 }
 

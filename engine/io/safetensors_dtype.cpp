@@ -19,8 +19,6 @@ std::optional<size_t> safetensors_dtype_size(std::string_view name) {
   return std::nullopt;
 }
 
-const char* supported_safetensors_dtypes() {
-  return "BOOL, U8, I8, I16, U16, F16, BF16, I32, U32, F32, F64, I64, U64";
-}
+const char* supported_safetensors_dtypes() { return "BOOL, U8, I8, I16, U16, F16, BF16, I32, U32, F32, F64, I64, U64"; }
 
 }  // namespace eagerlm::io

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "engine/core/error.h"
+#include "engine/core/text.h"
 #include "engine/io/safetensors_dtype.h"
 #include "engine/io/strict_json.h"
 
@@ -17,10 +18,10 @@ using Json = nlohmann::json;
 
 // root object -> tensor object -> shape/offsets array: nothing legitimate nests deeper.
 constexpr int kMaxHeaderDepth = 3;
+constexpr size_t kMaxTensors = 1'000'000;  // gpt2-xl has 580; a 100 MB header could list ~2 million
+constexpr size_t kMaxNameBytes = 4096;      // Hugging Face names are under 100 bytes
 
-[[noreturn]] void fail(const std::string& message) {
-  throw_error(ErrorCode::kInvalidFile, message);
-}
+[[noreturn]] void fail(const std::string& message) { throw_error(ErrorCode::kInvalidFile, message); }
 
 std::optional<uint64_t> non_negative_integer(const Json& j) {
   if (j.is_number_unsigned()) return j.get<uint64_t>();
@@ -39,12 +40,11 @@ std::string shape_string(const std::vector<int64_t>& shape) {
 
 std::map<std::string, std::string> parse_metadata(const Json& j, const std::string& path) {
   if (!j.is_object())
-    fail(path + ": header field '__metadata__' is a JSON " + j.type_name() +
-         ", expected an object of strings");
+    fail(path + ": header field '__metadata__' is a JSON " + j.type_name() + ", expected an object of strings");
   std::map<std::string, std::string> metadata;
   for (const auto& [key, value] : j.items()) {
     if (!value.is_string())
-      fail(path + ": header field '__metadata__' key '" + key + "' is a JSON " + value.type_name() +
+      fail(path + ": header field '__metadata__' key " + quoted_text(key) + " is a JSON " + value.type_name() +
            ", expected a string");
     metadata.emplace(key, value.get<std::string>());
   }
@@ -52,36 +52,32 @@ std::map<std::string, std::string> parse_metadata(const Json& j, const std::stri
 }
 
 TensorEntry parse_entry(const std::string& name, const Json& j, const std::string& path) {
-  const std::string where = path + ": tensor '" + name + "'";
+  const std::string where = path + ": tensor " + quoted_text(name);
   if (!j.is_object())
-    fail(where + " is a JSON " + j.type_name() +
-         ", expected an object with dtype, shape and data_offsets");
+    fail(where + " is a JSON " + j.type_name() + ", expected an object with dtype, shape and data_offsets");
   for (const auto& item : j.items())
     if (item.key() != "dtype" && item.key() != "shape" && item.key() != "data_offsets")
-      fail(where + " has unexpected field '" + item.key() +
-           "' (expected exactly dtype, shape and data_offsets)");
+      fail(where + " has unexpected field " + quoted_text(item.key()) + " (expected exactly dtype, shape and data_offsets)");
   for (const char* field : {"dtype", "shape", "data_offsets"})
-    if (!j.contains(field)) fail(where + " is missing field '" + field + "'");
+    if (!j.contains(field)) fail(where + " is missing field " + quoted_text(field));
 
   TensorEntry entry;
   entry.name = name;
 
   const Json& dtype = j["dtype"];
-  if (!dtype.is_string())
-    fail(where + ": dtype is a JSON " + dtype.type_name() + ", expected a string");
+  if (!dtype.is_string()) fail(where + ": dtype is a JSON " + dtype.type_name() + ", expected a string");
   entry.dtype_name = dtype.get<std::string>();
   const std::optional<size_t> element_size = safetensors_dtype_size(entry.dtype_name);
   if (!element_size)
-    fail(where + " has unsupported dtype '" + entry.dtype_name +
-         "' (supported: " + supported_safetensors_dtypes() + ")");
+    fail(where + " has unsupported dtype " + quoted_text(entry.dtype_name) + " (supported: " + supported_safetensors_dtypes() +
+         ")");
   entry.dtype = dtype_from_name(entry.dtype_name);
 
   const Json& shape = j["shape"];
-  if (!shape.is_array())
-    fail(where + ": shape is a JSON " + shape.type_name() + ", expected an array");
+  if (!shape.is_array()) fail(where + ": shape is a JSON " + shape.type_name() + ", expected an array");
   for (const Json& dim : shape) {
     const std::optional<uint64_t> d = non_negative_integer(dim);
-    if (!d) fail(where + ": shape entry " + dim.dump() + " is not a non-negative integer");
+    if (!d) fail(where + ": shape entry " + describe_json(dim) + " is not a non-negative integer");
     if (*d > uint64_t(std::numeric_limits<int64_t>::max()))
       fail(where + ": shape entry " + std::to_string(*d) + " overflows int64");
     entry.shape.push_back(int64_t(*d));
@@ -89,14 +85,12 @@ TensorEntry parse_entry(const std::string& name, const Json& j, const std::strin
 
   const Json& offsets = j["data_offsets"];
   if (!offsets.is_array() || offsets.size() != 2)
-    fail(where + ": data_offsets is " + offsets.dump() + ", expected [begin, end]");
+    fail(where + ": data_offsets is " + describe_json(offsets) + ", expected [begin, end]");
   const std::optional<uint64_t> begin = non_negative_integer(offsets[0]);
   const std::optional<uint64_t> end = non_negative_integer(offsets[1]);
-  if (!begin || !end)
-    fail(where + ": data_offsets " + offsets.dump() + " are not two non-negative integers");
+  if (!begin || !end) fail(where + ": data_offsets are not two non-negative integers");
   if (*end < *begin)
-    fail(where + ": data_offsets end " + std::to_string(*end) + " is before begin " +
-         std::to_string(*begin));
+    fail(where + ": data_offsets end " + std::to_string(*end) + " is before begin " + std::to_string(*begin));
   entry.begin = *begin;
   entry.end = *end;
 
@@ -109,10 +103,9 @@ TensorEntry parse_entry(const std::string& name, const Json& j, const std::strin
       fail(where + ": shape " + shape_string(entry.shape) + " of " + entry.dtype_name +
            " overflows a 64-bit byte count");
   if (entry.end - entry.begin != bytes)
-    fail(where + ": data_offsets [" + std::to_string(entry.begin) + ", " +
-         std::to_string(entry.end) + "] hold " + std::to_string(entry.end - entry.begin) +
-         " bytes but shape " + shape_string(entry.shape) + " of " + entry.dtype_name + " needs " +
-         std::to_string(bytes));
+    fail(where + ": data_offsets [" + std::to_string(entry.begin) + ", " + std::to_string(entry.end) + "] hold " +
+         std::to_string(entry.end - entry.begin) + " bytes but shape " + shape_string(entry.shape) + " of " +
+         entry.dtype_name + " needs " + std::to_string(bytes));
   return entry;
 }
 
@@ -121,11 +114,16 @@ TensorEntry parse_entry(const std::string& name, const Json& j, const std::strin
 SafetensorsHeader parse_safetensors_header(std::string_view json_text, const std::string& path) {
   std::vector<std::string> order;
   const Json root = parse_strict_json(json_text, path + ": header", kMaxHeaderDepth, &order);
-  if (!root.is_object())
-    fail(path + ": header is a JSON " + std::string(root.type_name()) + ", expected an object");
+  if (!root.is_object()) fail(path + ": header is a JSON " + std::string(root.type_name()) + ", expected an object");
 
+  if (order.size() > kMaxTensors)
+    fail(path + ": header lists " + std::to_string(order.size()) + " tensors, more than the " +
+         std::to_string(kMaxTensors) + " eagerlm accepts in one file");
   SafetensorsHeader header;
   for (const std::string& key : order) {
+    if (key.size() > kMaxNameBytes)
+      fail(path + ": tensor name " + quoted_text(key) + " is " + std::to_string(key.size()) + " bytes, more than " +
+           std::to_string(kMaxNameBytes));
     const Json& value = root.at(key);
     if (key == "__metadata__")
       header.metadata = parse_metadata(value, path);

@@ -6,15 +6,14 @@
 #include <algorithm>
 
 #include "engine/core/error.h"
+#include "engine/core/text.h"
+#include "engine/core/utf8.h"
 #include "engine/io/safetensors_header.h"
-#include "engine/io/utf8_check.h"
 
 namespace eagerlm::io {
 namespace {
 
-[[noreturn]] void fail(const std::string& message) {
-  throw_error(ErrorCode::kInvalidFile, message);
-}
+[[noreturn]] void fail(const std::string& message) { throw_error(ErrorCode::kInvalidFile, message); }
 
 uint64_t load_u64_le(const unsigned char* p) {
   uint64_t v = 0;
@@ -24,8 +23,7 @@ uint64_t load_u64_le(const unsigned char* p) {
 
 // Offsets must tile the data section: sorted by (begin, end), each begins where the previous
 // ended, and the last ends exactly at the end of the file.
-void check_offsets(const std::vector<TensorEntry>& tensors, uint64_t data_size,
-                   const std::string& path) {
+void check_offsets(const std::vector<TensorEntry>& tensors, uint64_t data_size, const std::string& path) {
   std::vector<const TensorEntry*> sorted;
   sorted.reserve(tensors.size());
   for (const TensorEntry& t : tensors) sorted.push_back(&t);
@@ -36,23 +34,21 @@ void check_offsets(const std::vector<TensorEntry>& tensors, uint64_t data_size,
   const TensorEntry* previous = nullptr;
   for (const TensorEntry* t : sorted) {
     if (t->begin != expected) {
-      const std::string after =
-          previous ? " after tensor '" + previous->name + "' ends at " + std::to_string(expected)
-                   : " (the first tensor must start at 0)";
-      fail(path + ": tensor '" + t->name + "' has invalid data_offsets: begins at " +
-           std::to_string(t->begin) + (t->begin > expected ? ", leaving a hole" : ", overlapping") +
-           after);
+      const std::string after = previous ? " after tensor " + quoted_text(previous->name) + " ends at " + std::to_string(expected)
+                                         : " (the first tensor must start at 0)";
+      fail(path + ": tensor " + quoted_text(t->name) + " has invalid data_offsets: begins at " + std::to_string(t->begin) +
+           (t->begin > expected ? ", leaving a hole" : ", overlapping") + after);
     }
     expected = t->end;
     previous = t;
   }
   if (data_size > expected)
     fail(path + ": " + std::to_string(data_size - expected) +
-         " trailing bytes after the last tensor's data (data section is " +
-         std::to_string(data_size) + " bytes, tensors end at " + std::to_string(expected) + ")");
+         " trailing bytes after the last tensor's data (data section is " + std::to_string(data_size) +
+         " bytes, tensors end at " + std::to_string(expected) + ")");
   if (data_size < expected)
-    fail(path + ": data section is truncated: " + std::to_string(data_size) +
-         " bytes, but tensor '" + previous->name + "' ends at " + std::to_string(expected));
+    fail(path + ": data section is truncated: " + std::to_string(data_size) + " bytes, but tensor " + quoted_text(previous->name) +
+         "' ends at " + std::to_string(expected));
 }
 
 }  // namespace
@@ -65,9 +61,7 @@ uint64_t TensorEntry::numel() const {
   return n;
 }
 
-SafetensorsFile SafetensorsFile::open(const std::string& path) {
-  return parse(MappedFile::open(path));
-}
+SafetensorsFile SafetensorsFile::open(const std::string& path) { return parse(MappedFile::open(path)); }
 
 SafetensorsFile SafetensorsFile::parse(std::shared_ptr<MappedFile> file) {
   if (!file) throw_error(ErrorCode::kInvalidArgument, "SafetensorsFile::parse: null file");
@@ -81,12 +75,12 @@ SafetensorsFile SafetensorsFile::parse(std::shared_ptr<MappedFile> file) {
     fail(path + ": header too large: it claims " + std::to_string(n) + " bytes, the limit is " +
          std::to_string(kMaxSafetensorsHeaderBytes));
   if (n > size - 8)
-    fail(path + ": invalid header length: it claims " + std::to_string(n) +
-         " bytes but the file has only " + std::to_string(size - 8) + " after the length");
+    fail(path + ": invalid header length: it claims " + std::to_string(n) + " bytes but the file has only " +
+         std::to_string(size - 8) + " after the length");
 
   const std::string_view text(reinterpret_cast<const char*>(file->data() + 8), size_t(n));
-  if (const std::optional<size_t> bad = find_invalid_utf8(text))
-    fail(path + ": header is not valid UTF-8 (at header byte " + std::to_string(*bad) + ")");
+  if (const size_t bad = utf8::first_invalid_offset(text); bad != std::string_view::npos)
+    fail(path + ": header is not valid UTF-8 (at header byte " + std::to_string(bad) + ")");
 
   SafetensorsHeader header = parse_safetensors_header(text, path);
   const uint64_t data_size = size - 8 - n;

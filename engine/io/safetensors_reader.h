@@ -24,7 +24,7 @@ constexpr uint64_t kMaxSafetensorsHeaderBytes = 100'000'000;
 struct TensorEntry {
   std::string name;
   std::string dtype_name;       // as in the header, e.g. "F32"
-  std::optional<DType> dtype;   // set for F32/F16/BF16, the types eagerlm computes with
+  std::optional<DType> dtype;   // set for F32/F16/BF16/I8, the types eagerlm stores weights in
   std::vector<int64_t> shape;   // [] for a scalar
   uint64_t begin = 0, end = 0;  // byte offsets relative to the data section
   const void* data = nullptr;   // points into the mapping; not necessarily aligned

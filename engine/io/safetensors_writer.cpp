@@ -1,9 +1,6 @@
-// write_safetensors: lay out the header, then stream the tensors into a temporary file in
-// bounded chunks (so progress can be reported) and rename it into place.
+// write_safetensors: lay out the header, then stream the tensors through an AtomicFile in bounded
+// chunks (so progress can be reported).
 #include "engine/io/safetensors_writer.h"
-
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -12,7 +9,9 @@
 #include <set>
 
 #include "engine/core/error.h"
-#include "engine/io/utf8_check.h"
+#include "engine/core/text.h"
+#include "engine/core/utf8.h"
+#include "engine/io/atomic_file.h"
 
 namespace eagerlm::io {
 namespace {
@@ -31,14 +30,11 @@ std::string json_string(const std::string& s) { return nlohmann::json(s).dump();
 // the same tensors give byte-identical files.
 int reference_dtype_rank(DType t) {
   switch (t) {
-    case DType::kF16:
-      return 7;
-    case DType::kBF16:
-      return 8;
-    case DType::kI32:
-      return 9;
-    case DType::kF32:
-      return 11;
+    case DType::kI8: return 2;
+    case DType::kF16: return 7;
+    case DType::kBF16: return 8;
+    case DType::kI32: return 9;
+    case DType::kF32: return 11;
   }
   return 0;
 }
@@ -49,29 +45,26 @@ struct PlannedTensor {
 };
 
 // Checks every tensor and returns them in file order with their offsets.
-std::vector<PlannedTensor> plan_layout(const std::string& path,
-                                       const std::vector<TensorToWrite>& tensors) {
+std::vector<PlannedTensor> plan_layout(const std::string& path, const std::vector<TensorToWrite>& tensors) {
   std::set<std::string> names;
   std::vector<PlannedTensor> plan;
   for (const TensorToWrite& t : tensors) {
     if (t.name.empty()) bad_argument(path, "a tensor has an empty name");
-    if (t.name == "__metadata__")
-      bad_argument(path, "'__metadata__' is reserved, not a tensor name");
-    if (find_invalid_utf8(t.name)) bad_argument(path, "tensor name '" + t.name + "' is not UTF-8");
-    if (!names.insert(t.name).second) bad_argument(path, "duplicate tensor '" + t.name + "'");
+    if (t.name == "__metadata__") bad_argument(path, "'__metadata__' is reserved, not a tensor name");
+    if (!utf8::is_valid(t.name)) bad_argument(path, "tensor name " + quoted_text(t.name) + " is not UTF-8");
+    if (!names.insert(t.name).second) bad_argument(path, "duplicate tensor " + quoted_text(t.name));
     for (int64_t d : t.shape)
-      if (d < 0) bad_argument(path, "tensor '" + t.name + "' has a negative dimension");
+      if (d < 0) bad_argument(path, "tensor " + quoted_text(t.name) + " has a negative dimension");
     const bool empty = std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end();
     uint64_t bytes = empty ? 0 : dtype_size(t.dtype);
     for (int64_t d : t.shape)
       if (!empty && __builtin_mul_overflow(bytes, uint64_t(d), &bytes))
-        bad_argument(path, "tensor '" + t.name + "' is too large");
-    if (bytes > 0 && t.data == nullptr) bad_argument(path, "tensor '" + t.name + "' has no data");
+        bad_argument(path, "tensor " + quoted_text(t.name) + " is too large");
+    if (bytes > 0 && t.data == nullptr) bad_argument(path, "tensor " + quoted_text(t.name) + " has no data");
     plan.push_back({&t, 0, bytes});
   }
   std::stable_sort(plan.begin(), plan.end(), [](const PlannedTensor& a, const PlannedTensor& b) {
-    const int ra = reference_dtype_rank(a.tensor->dtype),
-              rb = reference_dtype_rank(b.tensor->dtype);
+    const int ra = reference_dtype_rank(a.tensor->dtype), rb = reference_dtype_rank(b.tensor->dtype);
     return ra != rb ? ra > rb : a.tensor->name < b.tensor->name;
   });
   uint64_t offset = 0;
@@ -88,8 +81,8 @@ std::string header_json(const std::string& path, const std::vector<PlannedTensor
                         const std::map<std::string, std::string>& metadata) {
   std::map<std::string, std::string> all_metadata{{"format", "pt"}};
   for (const auto& [key, value] : metadata) {
-    if (find_invalid_utf8(key) || find_invalid_utf8(value))
-      bad_argument(path, "metadata key '" + key + "' or its value is not UTF-8");
+    if (!utf8::is_valid(key) || !utf8::is_valid(value))
+      bad_argument(path, "metadata key " + quoted_text(key) + " or its value is not UTF-8");
     all_metadata[key] = value;
   }
   // Built by appending pieces (not `"literal" + string`, which trips a GCC 12 -Wrestrict bug).
@@ -124,47 +117,6 @@ std::string header_json(const std::string& path, const std::vector<PlannedTensor
   return json;
 }
 
-// A temporary output file that removes itself unless committed.
-class TempFile {
- public:
-  explicit TempFile(std::string final_path)
-      : final_(std::move(final_path)), temp_(final_ + ".tmp") {
-    fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd_ < 0) fail("create " + temp_);
-  }
-  ~TempFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!committed_) ::unlink(temp_.c_str());
-  }
-  void write(const void* data, uint64_t bytes) {
-    const char* p = static_cast<const char*>(data);
-    while (bytes > 0) {
-      const ssize_t n = ::write(fd_, p, size_t(std::min<uint64_t>(bytes, kChunkBytes)));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) fail("write " + temp_);
-      p += n;
-      bytes -= uint64_t(n);
-    }
-  }
-  void commit() {
-    if (::fsync(fd_) != 0) fail("flush " + temp_);
-    const int fd = fd_;
-    fd_ = -1;
-    if (::close(fd) != 0) fail("close " + temp_);
-    if (::rename(temp_.c_str(), final_.c_str()) != 0) fail("rename " + temp_ + " to " + final_);
-    committed_ = true;
-  }
-
- private:
-  [[noreturn]] void fail(const std::string& action) {
-    const int err = errno;
-    throw_error(ErrorCode::kIo, "cannot " + action + ": " + std::strerror(err));
-  }
-  std::string final_, temp_;
-  int fd_ = -1;
-  bool committed_ = false;
-};
-
 }  // namespace
 
 void write_safetensors(const std::string& path, const std::vector<TensorToWrite>& tensors,
@@ -176,10 +128,9 @@ void write_safetensors(const std::string& path, const std::vector<TensorToWrite>
   const uint64_t total = 8 + header.size() + data_bytes;
 
   unsigned char length[8];
-  for (int i = 0; i < 8; ++i)
-    length[i] = static_cast<unsigned char>(uint64_t(header.size()) >> (8 * i));
+  for (int i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>(uint64_t(header.size()) >> (8 * i));
 
-  TempFile out(path);
+  AtomicFile out(path);
   out.write(length, 8);
   out.write(header.data(), header.size());
   uint64_t written = 8 + header.size();

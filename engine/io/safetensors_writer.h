@@ -23,8 +23,8 @@ struct TensorToWrite {
   const void* data;            // host memory, dtype_size(dtype) * numel bytes; may be null if 0
 };
 
-// Writes `tensors` to `path`: first to path + ".tmp", then renamed over `path`, so a reader never
-// sees a partial file. `metadata` entries are added to {"format": "pt"} (a "format" key given
+// Writes `tensors` to `path` through an AtomicFile (atomic_file.h), so a reader never sees a
+// partial file and a failed write leaves whatever was there before. `metadata` entries are added to {"format": "pt"} (a "format" key given
 // here replaces "pt"). `progress(bytes_written, total_bytes)` is called after the header and
 // after each chunk of data, ending with (total, total). Throws kInvalidArgument for an empty,
 // duplicate, non-UTF-8 or reserved ("__metadata__") name, a negative dimension, or a size that

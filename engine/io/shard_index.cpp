@@ -12,10 +12,11 @@
 #include <cstring>
 
 #include "engine/core/error.h"
+#include "engine/core/text.h"
+#include "engine/core/utf8.h"
 #include "engine/io/mapped_file.h"
 #include "engine/io/safetensors_reader.h"
 #include "engine/io/strict_json.h"
-#include "engine/io/utf8_check.h"
 
 namespace eagerlm::io {
 namespace {
@@ -25,9 +26,7 @@ using Json = nlohmann::json;
 // Containers nest two levels in a real index; extra keys some tools add may nest a bit more.
 constexpr int kMaxIndexDepth = 16;
 
-[[noreturn]] void fail(const std::string& message) {
-  throw_error(ErrorCode::kInvalidFile, message);
-}
+[[noreturn]] void fail(const std::string& message) { throw_error(ErrorCode::kInvalidFile, message); }
 
 std::optional<std::string> real_path(const std::string& path) {
   char* resolved = ::realpath(path.c_str(), nullptr);
@@ -39,8 +38,8 @@ std::optional<std::string> real_path(const std::string& path) {
 
 bool is_within(const std::string& path, const std::string& root) {
   if (root == "/") return true;
-  return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
-                          path[root.size()] == '/');
+  return path == root ||
+         (path.size() > root.size() && path.compare(0, root.size(), root) == 0 && path[root.size()] == '/');
 }
 
 std::string parent_of(const std::string& path) {
@@ -66,8 +65,8 @@ ShardIndex read_shard_index(const std::string& index_path) {
     fail(index_path + ": index is " + std::to_string(file->size()) + " bytes, the limit is " +
          std::to_string(kMaxSafetensorsHeaderBytes));
   const std::string_view text(reinterpret_cast<const char*>(file->data()), file->size());
-  if (const std::optional<size_t> bad = find_invalid_utf8(text))
-    fail(index_path + ": not valid UTF-8 (at byte " + std::to_string(*bad) + ")");
+  if (const size_t bad = utf8::first_invalid_offset(text); bad != std::string_view::npos)
+    fail(index_path + ": not valid UTF-8 (at byte " + std::to_string(bad) + ")");
   const Json root = parse_strict_json(text, index_path, kMaxIndexDepth);
   if (!root.is_object()) fail(index_path + ": expected a JSON object");
 
@@ -80,8 +79,7 @@ ShardIndex read_shard_index(const std::string& index_path) {
       if (total.is_number_unsigned())
         index.total_size = total.get<uint64_t>();
       else
-        fail(index_path + ": 'metadata.total_size' is " + total.dump() +
-             ", expected a non-negative integer");
+        fail(index_path + ": 'metadata.total_size' is " + describe_json(total) + ", expected a non-negative integer");
     }
   }
   if (!root.contains("weight_map")) fail(index_path + ": missing 'weight_map'");
@@ -90,25 +88,22 @@ ShardIndex read_shard_index(const std::string& index_path) {
   if (weight_map.empty()) fail(index_path + ": 'weight_map' lists no tensors");
   for (const auto& [tensor, shard] : weight_map.items()) {
     if (!shard.is_string())
-      fail(index_path + ": 'weight_map' entry for tensor '" + tensor + "' is a JSON " +
-           shard.type_name() + ", expected a shard file name");
+      fail(index_path + ": 'weight_map' entry for tensor " + quoted_text(tensor) + " is a JSON " + shard.type_name() +
+           ", expected a shard file name");
     index.weight_map.emplace(tensor, shard.get<std::string>());
   }
   return index;
 }
 
-static std::string shard_context(const std::string& shard, const std::string& tensor,
-                                 const std::string& index_path) {
-  return index_path + ": shard '" + shard + "' (listed for tensor '" + tensor + "')";
+static std::string shard_context(const std::string& shard, const std::string& tensor, const std::string& index_path) {
+  return index_path + ": shard " + quoted_text(shard) + " (listed for tensor " + quoted_text(tensor) + ")";
 }
 
-void check_shard_name(const std::string& shard, const std::string& tensor,
-                      const std::string& index_path) {
+void check_shard_name(const std::string& shard, const std::string& tensor, const std::string& index_path) {
   const std::string where = shard_context(shard, tensor, index_path);
-  if (shard.empty()) fail(index_path + ": empty shard name for tensor '" + tensor + "'");
+  if (shard.empty()) fail(index_path + ": empty shard name for tensor " + quoted_text(tensor));
   if (shard.find('\0') != std::string::npos) fail(where + " contains a NUL character");
-  if (shard.front() == '/')
-    fail(where + " is an absolute path; shards must be relative to the model directory");
+  if (shard.front() == '/') fail(where + " is an absolute path; shards must be relative to the model directory");
   for (size_t start = 0; start <= shard.size();) {
     const size_t slash = std::min(shard.find('/', start), shard.size());
     if (shard.compare(start, slash - start, "..") == 0 && slash - start == 2)
@@ -117,9 +112,8 @@ void check_shard_name(const std::string& shard, const std::string& tensor,
   }
 }
 
-std::string locate_shard(const std::string& dir, const std::string& allowed_root,
-                         const std::string& shard, const std::string& tensor,
-                         const std::string& index_path) {
+std::string locate_shard(const std::string& dir, const std::string& allowed_root, const std::string& shard,
+                         const std::string& tensor, const std::string& index_path) {
   const std::string where = shard_context(shard, tensor, index_path);
   const std::string path = (dir.empty() || dir.back() == '/' ? dir : dir + "/") + shard;
   struct stat st {};

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "engine/core/error.h"
+#include "engine/core/text.h"
 
 namespace eagerlm::io {
 namespace {
@@ -17,7 +18,7 @@ struct Frame {
   std::unordered_set<std::string> keys;
 };
 
-std::string single_quoted(const std::string& s) { return "'" + s + "'"; }
+std::string single_quoted(const std::string& s) { return quoted_text(s); }
 
 }  // namespace
 
@@ -32,9 +33,8 @@ Json parse_strict_json(std::string_view text, const std::string& what, int max_d
       case Json::parse_event_t::object_start:
       case Json::parse_event_t::array_start:
         if (int(stack.size()) >= max_depth)
-          throw_error(ErrorCode::kInvalidFile,
-                      what + " nests deeper than " + std::to_string(max_depth) + " levels" +
-                          (top_key.empty() ? "" : " under key " + single_quoted(top_key)));
+          throw_error(ErrorCode::kInvalidFile, what + " nests deeper than " + std::to_string(max_depth) + " levels" +
+                                                   (top_key.empty() ? "" : " under key " + single_quoted(top_key)));
         stack.push_back(Frame{event == Json::parse_event_t::object_start, {}});
         break;
       case Json::parse_event_t::object_end:
@@ -48,8 +48,8 @@ Json parse_strict_json(std::string_view text, const std::string& what, int max_d
         if (!stack.back().keys.insert(key).second) {
           if (stack.size() == 1)
             throw_error(ErrorCode::kInvalidFile, what + " has duplicate key " + single_quoted(key));
-          throw_error(ErrorCode::kInvalidFile, what + " has duplicate key " + single_quoted(key) +
-                                                   " under " + single_quoted(top_key));
+          throw_error(ErrorCode::kInvalidFile,
+                      what + " has duplicate key " + single_quoted(key) + " under " + single_quoted(top_key));
         }
         if (stack.size() == 1) {
           top_key = key;
@@ -68,33 +68,56 @@ Json parse_strict_json(std::string_view text, const std::string& what, int max_d
   // never valid JSON: parse up to it, and report it as trailing bytes if the value was complete.
   const size_t nul = text.find('\0');
   const std::string_view json = text.substr(0, nul);
-  const std::string nul_note = nul == std::string_view::npos
-                                   ? ""
-                                   : " (it contains a NUL byte at " + std::to_string(nul) + ")";
+  const std::string nul_note =
+      nul == std::string_view::npos ? "" : " (it contains a NUL byte at " + std::to_string(nul) + ")";
   try {
     Json result = Json::parse(json.data(), json.data() + json.size(), on_event,
                               /*allow_exceptions=*/true, /*ignore_comments=*/false);
     if (nul != std::string_view::npos)
-      throw_error(ErrorCode::kInvalidFile,
-                  what + " has trailing bytes after the JSON value (byte " + std::to_string(nul) +
-                      " is 0x00); only spaces, tabs, CR and LF may pad it");
+      throw_error(ErrorCode::kInvalidFile, what + " has trailing bytes after the JSON value (byte " +
+                                               std::to_string(nul) +
+                                               " is 0x00); only spaces, tabs, CR and LF may pad it");
     return result;
   } catch (const Json::parse_error& e) {
     if (root_done) {
       std::string where;
       if (e.byte >= 1 && e.byte <= json.size()) {
         char hex[8];
-        std::snprintf(hex, sizeof hex, "0x%02X",
-                      static_cast<unsigned>(static_cast<unsigned char>(json[e.byte - 1])));
+        std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned>(static_cast<unsigned char>(json[e.byte - 1])));
         where = " (byte " + std::to_string(e.byte - 1) + " is " + hex + ")";
       }
-      throw_error(ErrorCode::kInvalidFile, what + " has trailing bytes after the JSON value" +
-                                               where + "; only spaces, tabs, CR and LF may pad it");
+      throw_error(ErrorCode::kInvalidFile, what + " has trailing bytes after the JSON value" + where +
+                                               "; only spaces, tabs, CR and LF may pad it");
     }
-    throw_error(ErrorCode::kInvalidFile, what + " is not valid JSON: " + e.what() + nul_note);
+    throw_error(ErrorCode::kInvalidFile, what + " is not valid JSON: " + json_error_text(e) + nul_note);
   } catch (const Json::exception& e) {
-    throw_error(ErrorCode::kInvalidFile, what + " is not valid JSON: " + e.what() + nul_note);
+    throw_error(ErrorCode::kInvalidFile, what + " is not valid JSON: " + json_error_text(e) + nul_note);
   }
+}
+
+std::string json_error_text(const nlohmann::json::exception& e) {
+  std::string text = e.what();
+  if (text.rfind("[json.exception.", 0) == 0) {
+    const size_t close = text.find("] ");
+    if (close != std::string::npos) text.erase(0, close + 2);
+  }
+  return escape_for_message(text, 200);
+}
+
+std::string describe_json(const nlohmann::json& v) {
+  switch (v.type()) {
+    case Json::value_t::null: return "null";
+    case Json::value_t::boolean: return v.get<bool>() ? "true" : "false";
+    case Json::value_t::string: return "the string \"" + escape_for_message(v.get_ref<const std::string&>(), 40) + "\"";
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+    case Json::value_t::number_float: return v.dump();  // a scalar: short
+    case Json::value_t::array: return "an array of " + std::to_string(v.size()) + " elements";
+    case Json::value_t::object: return "an object with " + std::to_string(v.size()) + " keys";
+    case Json::value_t::binary: return "binary data";
+    case Json::value_t::discarded: return "nothing";
+  }
+  return "a value";
 }
 
 }  // namespace eagerlm::io

@@ -1,11 +1,9 @@
 // Validation and device dispatch for the KV-cache ops: appending a step's keys and values, and
-// the padded, strided, batched attention over the cache.
+// the padded, strided, batched attention over the cache (of F32, BF16 or F16 elements).
 #include <cmath>
 
 #include "engine/ops/op_checks.h"
 #include "engine/ops/ops.h"
-#include "kernels/cpu/cpu_ops.h"
-#include "kernels/cuda/cuda_ops.h"
 
 namespace eagerlm::ops {
 
@@ -16,17 +14,19 @@ using detail::row_stride;
 namespace {
 
 void check_cache(const ExecContext& ctx, const KvLayerView& kv, const char* op) {
-  expect_f32_on(ctx, kv.keys, op, "keys");
-  expect_f32_on(ctx, kv.values, op, "values");
   const KvLayout& l = kv.layout;
+  for (const Tensor* t : {&kv.keys, &kv.values}) {
+    expect(t->defined() && t->device() == ctx.device(), op, "cache tensors must be on the op's device");
+    expect(t->dtype() == l.dtype && (l.dtype == DType::kF32 || l.dtype == DType::kBF16 || l.dtype == DType::kF16), op,
+           std::string("cache of ") + dtype_name(l.dtype) + " holds " + t->describe());
+  }
   expect(kv.keys.is_contiguous() && kv.values.is_contiguous() && kv.keys.rank() == 4 &&
-             kv.keys.shape() == kv.values.shape() && kv.keys.size(1) == l.n_head &&
-             kv.keys.size(2) == l.max_len && kv.keys.size(3) == l.d_head,
+             kv.keys.shape() == kv.values.shape() && kv.keys.size(1) == l.n_head && kv.keys.size(2) == l.max_len &&
+             kv.keys.size(3) == l.d_head,
          op, "cache must be contiguous [slots, n_head, max_len, d_head]: " + kv.keys.describe());
 }
 
-void check_qkv(const ExecContext& ctx, const Tensor& qkv, const StepBatch& batch, const KvLayout& l,
-               const char* op) {
+void check_qkv(const ExecContext& ctx, const Tensor& qkv, const StepBatch& batch, const KvLayout& l, const char* op) {
   expect_f32_on(ctx, qkv, op, "qkv");
   row_stride(qkv, op, "qkv");
   expect(qkv.size(0) == batch.n_rows && qkv.size(1) == 3 * l.n_head * l.d_head, op,
@@ -40,15 +40,22 @@ void kv_append(const ExecContext& ctx, const Tensor& qkv, const StepBatch& batch
   check_cache(ctx, kv, op);
   check_qkv(ctx, qkv, batch, kv.layout, op);
   expect(qkv.is_contiguous(), op, "qkv rows must be dense (the kernels take no row stride)");
-  switch (ctx.device()) {
-    case Device::kCpu: return cpu::kv_append(qkv.f32(), batch, kv.layout, kv.keys.f32(), kv.values.f32());
-    case Device::kCuda:
-      return cuda::kv_append(*ctx.cuda(), qkv.f32(), batch, kv.layout, kv.keys.f32(), kv.values.f32());
-  }
+  ctx.queue().kv_append(qkv.f32(), batch, kv.layout, kv.keys.raw(), kv.values.raw());
 }
 
-void attention(const ExecContext& ctx, const Tensor& qkv, const StepBatch& batch,
-               const KvLayerView& kv, Tensor& out) {
+void kv_copy(const ExecContext& ctx, KvLayerView& kv, int64_t src_slot, int64_t dst_slot, int64_t n_positions) {
+  const char* op = "kv_copy";
+  check_cache(ctx, kv, op);
+  const int64_t slots = kv.keys.size(0);
+  expect(src_slot >= 0 && src_slot < slots && dst_slot >= 0 && dst_slot < slots && src_slot != dst_slot, op,
+         "slots " + std::to_string(src_slot) + " -> " + std::to_string(dst_slot) + " must be two different slots of " +
+             std::to_string(slots));
+  expect(n_positions >= 0 && n_positions <= kv.layout.max_len, op,
+         std::to_string(n_positions) + " positions exceed max_len " + std::to_string(kv.layout.max_len));
+  ctx.queue().kv_copy(kv.layout, kv.keys.raw(), kv.values.raw(), src_slot, dst_slot, n_positions);
+}
+
+void attention(const ExecContext& ctx, const Tensor& qkv, const StepBatch& batch, const KvLayerView& kv, Tensor& out) {
   const char* op = "attention";
   check_cache(ctx, kv, op);
   check_qkv(ctx, qkv, batch, kv.layout, op);
@@ -58,14 +65,7 @@ void attention(const ExecContext& ctx, const Tensor& qkv, const StepBatch& batch
          "out must be [n_rows, d]: " + out.describe());
   const float scale = 1.0f / std::sqrt(float(kv.layout.d_head));
   const int64_t ld_qkv = qkv.size(0) > 1 ? qkv.stride(0) : qkv.size(1);
-  switch (ctx.device()) {
-    case Device::kCpu:
-      return cpu::attention(qkv.f32(), ld_qkv, batch, kv.layout, kv.keys.f32(), kv.values.f32(), scale,
-                            out.f32(), ld_out);
-    case Device::kCuda:
-      return cuda::attention(*ctx.cuda(), qkv.f32(), ld_qkv, batch, kv.layout, kv.keys.f32(),
-                             kv.values.f32(), scale, out.f32(), ld_out);
-  }
+  ctx.queue().attention(qkv.f32(), ld_qkv, batch, kv.layout, kv.keys.raw(), kv.values.raw(), scale, out.f32(), ld_out);
 }
 
 }  // namespace eagerlm::ops

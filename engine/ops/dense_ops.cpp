@@ -1,15 +1,15 @@
-// Validation and device dispatch for the dense ops (linear, norms, activations, embedding).
+// Validation and device dispatch for the dense ops (linear with float32 or typed weights, norms,
+// activations, embedding).
 #include <initializer_list>
 
 #include "engine/ops/op_checks.h"
 #include "engine/ops/ops.h"
-#include "kernels/cpu/cpu_ops.h"
-#include "kernels/cuda/cuda_ops.h"
 
 namespace eagerlm::ops {
 
 using detail::expect;
 using detail::expect_f32_on;
+using detail::expect_weight;
 using detail::row_stride;
 
 void linear(const ExecContext& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y) {
@@ -26,10 +26,7 @@ void linear(const ExecContext& ctx, const Tensor& x, const Tensor& w, const Tens
     expect(bias.numel() == n && bias.is_contiguous(), op, "bias must be [n]: " + bias.describe());
     b = bias.f32();
   }
-  switch (ctx.device()) {
-    case Device::kCpu: return cpu::linear(x.f32(), ldx, w.f32(), b, y.f32(), ldy, m, k, n);
-    case Device::kCuda: return cuda::linear(*ctx.cuda(), x.f32(), ldx, w.f32(), b, y.f32(), ldy, m, k, n);
-  }
+  ctx.queue().linear(x.f32(), ldx, w.f32(), b, y.f32(), ldy, m, k, n);
 }
 
 void linear_transposed(const ExecContext& ctx, const Tensor& x, const Tensor& w, Tensor& y) {
@@ -40,26 +37,51 @@ void linear_transposed(const ExecContext& ctx, const Tensor& x, const Tensor& w,
   const int64_t m = x.size(0), k = x.size(1), n = w.size(0);
   expect(w.size(1) == k && y.size(0) == m && y.size(1) == n, op,
          "shapes x " + x.shape().to_string() + " w " + w.shape().to_string() + " y " + y.shape().to_string());
-  switch (ctx.device()) {
-    case Device::kCpu: return cpu::linear_transposed(x.f32(), ldx, w.f32(), y.f32(), ldy, m, k, n);
-    case Device::kCuda:
-      return cuda::linear_transposed(*ctx.cuda(), x.f32(), ldx, w.f32(), y.f32(), ldy, m, k, n);
-  }
+  ctx.queue().linear_transposed(x.f32(), ldx, w.f32(), y.f32(), ldy, m, k, n);
 }
 
-void layer_norm(const ExecContext& ctx, const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                Tensor& y, float eps) {
+void linear(const ExecContext& ctx, const Tensor& x, const WeightTensor& w, const Tensor& bias, Tensor& y) {
+  if (w.type == WeightType::kF32) return linear(ctx, x, w.data, bias, y);
+  const char* op = "linear (typed)";
+  expect_f32_on(ctx, x, op, "x");
+  expect_f32_on(ctx, y, op, "y");
+  expect_weight(ctx, w, WeightLayout::kInputMajor, op);
+  const int64_t ldx = row_stride(x, op, "x"), ldy = row_stride(y, op, "y");
+  const int64_t m = x.size(0), k = x.size(1), n = w.outputs();
+  expect(w.inputs() == k && y.size(0) == m && y.size(1) == n, op,
+         "shapes x " + x.shape().to_string() + " w " + w.data.shape().to_string() + " y " + y.shape().to_string());
+  const float* b = nullptr;
+  if (bias.defined()) {
+    expect_f32_on(ctx, bias, op, "bias");
+    expect(bias.numel() == n && bias.is_contiguous(), op, "bias must be [n]: " + bias.describe());
+    b = bias.f32();
+  }
+  ctx.queue().linear_typed(x.f32(), ldx, w.view(), b, y.f32(), ldy, m, k, n);
+}
+
+void linear_transposed(const ExecContext& ctx, const Tensor& x, const WeightTensor& w, Tensor& y) {
+  if (w.type == WeightType::kF32) return linear_transposed(ctx, x, w.data, y);
+  const char* op = "linear_transposed (typed)";
+  expect_f32_on(ctx, x, op, "x");
+  expect_f32_on(ctx, y, op, "y");
+  expect_weight(ctx, w, WeightLayout::kOutputMajor, op);
+  const int64_t ldx = row_stride(x, op, "x"), ldy = row_stride(y, op, "y");
+  const int64_t m = x.size(0), k = x.size(1), n = w.outputs();
+  expect(w.inputs() == k && y.size(0) == m && y.size(1) == n, op,
+         "shapes x " + x.shape().to_string() + " w " + w.data.shape().to_string() + " y " + y.shape().to_string());
+  ctx.queue().linear_transposed_typed(x.f32(), ldx, w.view(), y.f32(), ldy, m, k, n);
+}
+
+void layer_norm(const ExecContext& ctx, const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
+                float eps) {
   const char* op = "layer_norm";
-  for (const Tensor* t : std::initializer_list<const Tensor*>{&x, &gamma, &beta, &y}) expect_f32_on(ctx, *t, op, "operand");
+  for (const Tensor* t : std::initializer_list<const Tensor*>{&x, &gamma, &beta, &y})
+    expect_f32_on(ctx, *t, op, "operand");
   expect(x.rank() == 2 && x.is_contiguous() && y.shape() == x.shape() && y.is_contiguous(), op,
          "x and y must be contiguous [rows, cols]: " + x.describe() + ", " + y.describe());
   const int64_t rows = x.size(0), cols = x.size(1);
   expect(gamma.numel() == cols && beta.numel() == cols, op, "gamma/beta must be [cols]");
-  switch (ctx.device()) {
-    case Device::kCpu: return cpu::layer_norm(x.f32(), gamma.f32(), beta.f32(), y.f32(), rows, cols, eps);
-    case Device::kCuda:
-      return cuda::layer_norm(*ctx.cuda(), x.f32(), gamma.f32(), beta.f32(), y.f32(), rows, cols, eps);
-  }
+  ctx.queue().layer_norm(x.f32(), gamma.f32(), beta.f32(), y.f32(), rows, cols, eps);
 }
 
 void gelu(const ExecContext& ctx, const Tensor& x, Tensor& y) {
@@ -67,41 +89,36 @@ void gelu(const ExecContext& ctx, const Tensor& x, Tensor& y) {
   expect_f32_on(ctx, x, op, "x");
   expect_f32_on(ctx, y, op, "y");
   expect(x.is_contiguous() && y.is_contiguous() && x.numel() == y.numel(), op, "x, y contiguous, same size");
-  switch (ctx.device()) {
-    case Device::kCpu: return cpu::gelu(x.f32(), y.f32(), x.numel());
-    case Device::kCuda: return cuda::gelu(*ctx.cuda(), x.f32(), y.f32(), x.numel());
-  }
+  ctx.queue().gelu(x.f32(), y.f32(), x.numel());
 }
 
 void add(const ExecContext& ctx, const Tensor& a, const Tensor& b, Tensor& y) {
   const char* op = "add";
   for (const Tensor* t : std::initializer_list<const Tensor*>{&a, &b, &y}) expect_f32_on(ctx, *t, op, "operand");
-  expect(a.is_contiguous() && b.is_contiguous() && y.is_contiguous() && a.numel() == b.numel() &&
-             a.numel() == y.numel(),
-         op, "a, b, y contiguous, same size");
-  switch (ctx.device()) {
-    case Device::kCpu: return cpu::add(a.f32(), b.f32(), y.f32(), a.numel());
-    case Device::kCuda: return cuda::add(*ctx.cuda(), a.f32(), b.f32(), y.f32(), a.numel());
-  }
+  expect(
+      a.is_contiguous() && b.is_contiguous() && y.is_contiguous() && a.numel() == b.numel() && a.numel() == y.numel(),
+      op, "a, b, y contiguous, same size");
+  ctx.queue().add(a.f32(), b.f32(), y.f32(), a.numel());
 }
 
-void embedding(const ExecContext& ctx, const Tensor& ids, const Tensor& positions, const Tensor& wte,
+void embedding(const ExecContext& ctx, const Tensor& ids, const Tensor& positions, const Tensor& wte, const Tensor& wpe,
+               Tensor& y) {
+  expect_f32_on(ctx, wte, "embedding", "wte");
+  embedding(ctx, ids, positions, WeightTensor::of_f32(wte, WeightLayout::kOutputMajor), wpe, y);
+}
+
+void embedding(const ExecContext& ctx, const Tensor& ids, const Tensor& positions, const WeightTensor& wte,
                const Tensor& wpe, Tensor& y) {
   const char* op = "embedding";
   expect(ids.dtype() == DType::kI32 && positions.dtype() == DType::kI32, op, "ids/positions must be I32");
   expect(ids.device() == ctx.device() && positions.device() == ctx.device(), op, "ids/positions device");
-  for (const Tensor* t : std::initializer_list<const Tensor*>{&wte, &wpe, &y}) expect_f32_on(ctx, *t, op, "operand");
-  const int64_t n = ids.numel(), d = wte.size(1);
-  expect(positions.numel() == n && wpe.size(1) == d && y.rank() == 2 && y.size(0) == n &&
-             y.size(1) == d && y.is_contiguous(),
+  expect_weight(ctx, wte, WeightLayout::kOutputMajor, op);
+  for (const Tensor* t : std::initializer_list<const Tensor*>{&wpe, &y}) expect_f32_on(ctx, *t, op, "operand");
+  const int64_t n = ids.numel(), d = wte.inputs();
+  expect(positions.numel() == n && wpe.size(1) == d && y.rank() == 2 && y.size(0) == n && y.size(1) == d &&
+             y.is_contiguous(),
          op, "shapes");
-  switch (ctx.device()) {
-    case Device::kCpu:
-      return cpu::embedding(ids.data<int32_t>(), positions.data<int32_t>(), n, wte.f32(), wpe.f32(), d, y.f32());
-    case Device::kCuda:
-      return cuda::embedding(*ctx.cuda(), ids.data<int32_t>(), positions.data<int32_t>(), n, wte.f32(),
-                             wpe.f32(), d, y.f32());
-  }
+  ctx.queue().embedding(ids.data<int32_t>(), positions.data<int32_t>(), n, wte.view(), wpe.f32(), d, y.f32());
 }
 
 void softmax(const ExecContext& ctx, Tensor& x, const Tensor& valid) {
@@ -110,14 +127,11 @@ void softmax(const ExecContext& ctx, Tensor& x, const Tensor& valid) {
   expect(x.rank() == 2 && x.is_contiguous(), op, "x must be contiguous 2-D");
   const int32_t* v = nullptr;
   if (valid.defined()) {
-    expect(valid.dtype() == DType::kI32 && valid.numel() == x.size(0) && valid.device() == ctx.device(),
-           op, "valid must be I32 [rows]");
+    expect(valid.dtype() == DType::kI32 && valid.numel() == x.size(0) && valid.device() == ctx.device(), op,
+           "valid must be I32 [rows]");
     v = valid.data<int32_t>();
   }
-  switch (ctx.device()) {
-    case Device::kCpu: return cpu::softmax(x.f32(), x.size(0), x.size(1), v);
-    case Device::kCuda: return cuda::softmax(*ctx.cuda(), x.f32(), x.size(0), x.size(1), v);
-  }
+  ctx.queue().softmax(x.f32(), x.size(0), x.size(1), v);
 }
 
 }  // namespace eagerlm::ops

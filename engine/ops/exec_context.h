@@ -1,42 +1,46 @@
-// Where ops run: the device, and for CUDA the stream, cuBLAS handle and workspace (owned by an
-// opaque CudaContext defined in kernels/cuda/). Passed explicitly to every op; no globals.
+// Where ops run: a device's backend and one queue on it (for CUDA: a stream, a cuBLAS handle and
+// their workspaces, inside the CUDA module). Passed explicitly to every op; no globals. Also the
+// door to what a backend may offer beyond the ops: staged uploads, step graphs, and sampling on
+// the device; callers ask for capabilities, never for a device.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string_view>
 
+#include "engine/core/backend.h"
 #include "engine/core/device.h"
-#include "kernels/cuda/cuda_ops.h"  // GemmMath (plain C++, no CUDA headers)
 
 namespace eagerlm {
 
-using cuda::GemmMath;
-const char* gemm_math_name(GemmMath math);  // "fp32", "tf32", "bf16"
-std::optional<GemmMath> gemm_math_from_name(std::string_view name);
+std::optional<GemmMath> gemm_math_from_name(std::string_view name);  // "fp32", "tf32", "bf16"
 
 class ExecContext {
  public:
-  explicit ExecContext(Device device = Device::kCpu);
+  explicit ExecContext(Device device = Device::kCpu);  // throws kUnsupported for an unusable device
   ~ExecContext();
   ExecContext(ExecContext&&) noexcept;
   ExecContext& operator=(ExecContext&&) noexcept;
 
   Device device() const { return device_; }
-  cuda::CudaContext* cuda() const { return cuda_.get(); }
+  Queue& queue() const { return *queue_; }
   // Waits for queued work (a no-op on the CPU).
-  void synchronize() const;
+  void synchronize() const { queue_->synchronize(); }
   // Tensor-core math for the GEMMs; anything but kFp32 needs CUDA (throws kUnsupported).
   void set_gemm_math(GemmMath math);
   GemmMath gemm_math() const { return gemm_math_; }
 
+  // Capabilities (see backend.h).
+  bool supports_graphs() const { return queue_->supports_graphs(); }
+  bool samples_on_device() const { return queue_->samples_on_device(); }
+  std::unique_ptr<Staging> create_staging(size_t bytes) const { return queue_->create_staging(bytes); }
+  std::unique_ptr<StepGraph> record(const std::function<void()>& enqueue) const { return queue_->record(enqueue); }
+
  private:
-  struct CudaDeleter {
-    void operator()(cuda::CudaContext* c) const noexcept;
-  };
   Device device_;
   GemmMath gemm_math_ = GemmMath::kFp32;
-  std::unique_ptr<cuda::CudaContext, CudaDeleter> cuda_;
+  std::unique_ptr<Queue> queue_;
 };
 
 }  // namespace eagerlm

@@ -6,6 +6,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/tensor.h"
+#include "engine/core/weight_tensor.h"
 #include "engine/ops/exec_context.h"
 
 namespace eagerlm::ops::detail {
@@ -24,6 +25,23 @@ inline void expect_f32_on(const ExecContext& ctx, const Tensor& t, const char* o
   expect(t.dtype() == DType::kF32, op, std::string(name) + " must be F32, is " + t.describe());
   expect(t.device() == ctx.device(), op,
          std::string(name) + " is on " + device_name(t.device()) + ", op runs on " + device_name(ctx.device()));
+}
+
+// A weight matrix in `layout` on the context's device: contiguous 2-D values of its type's dtype,
+// and for int8 F32 scales of the shape weights.h gives (the kernels trust both).
+inline void expect_weight(const ExecContext& ctx, const WeightTensor& w, WeightLayout layout, const char* op) {
+  expect(w.defined(), op, "weight is undefined");
+  expect(w.layout == layout, op, "weight has the wrong layout: " + w.data.describe());
+  expect(w.data.dtype() == storage_dtype(w.type), op,
+         std::string("weight of type ") + weight_type_name(w.type) + " holds " + w.data.describe());
+  expect(w.data.rank() == 2 && w.data.is_contiguous(), op, "weight must be contiguous 2-D: " + w.data.describe());
+  expect(w.device() == ctx.device(), op,
+         std::string("weight is on ") + device_name(w.device()) + ", op runs on " + device_name(ctx.device()));
+  if (w.type != WeightType::kInt8) return;
+  expect(int8_shape_ok(w.type, w.inputs()), op, "int8 weight inputs not a multiple of the block: " + w.data.describe());
+  expect_f32_on(ctx, w.scales, op, "scales");
+  expect(w.scales.is_contiguous() && w.scales.shape() == scale_shape(w.data.shape(), layout), op,
+         "int8 scales " + w.scales.describe() + " do not fit weight " + w.data.describe());
 }
 
 // A 2-D tensor whose rows may be strided but whose columns are contiguous; returns the row stride.

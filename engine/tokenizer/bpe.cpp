@@ -9,9 +9,7 @@
 namespace eagerlm {
 namespace {
 
-uint64_t pair_key(int32_t left, int32_t right) {
-  return (uint64_t(uint32_t(left)) << 32) | uint32_t(right);
-}
+uint64_t pair_key(int32_t left, int32_t right) { return (uint64_t(uint32_t(left)) << 32) | uint32_t(right); }
 
 // Min-heap order on (rank, position): std::*_heap keep the "largest" first, so invert.
 bool later(const BpeScratch::Candidate& a, const BpeScratch::Candidate& b) {
@@ -20,9 +18,7 @@ bool later(const BpeScratch::Candidate& a, const BpeScratch::Candidate& b) {
 
 }  // namespace
 
-size_t MergeTable::slot_of(uint64_t key) const {
-  return size_t((key * 0x9E3779B97F4A7C15ull) >> shift_);
-}
+size_t MergeTable::slot_of(uint64_t key) const { return size_t((key * 0x9E3779B97F4A7C15ull) >> shift_); }
 
 void MergeTable::reserve(size_t count) {
   size_t capacity = 16;
@@ -69,8 +65,8 @@ const MergeTable::Merge* MergeTable::find(int32_t left, int32_t right) const {
   }
 }
 
-void bpe_encode(std::string_view piece, const std::array<int32_t, 256>& byte_token,
-                const MergeTable& merges, BpeScratch& s, std::vector<int32_t>& out) {
+void bpe_encode(std::string_view piece, const std::array<int32_t, 256>& byte_token, const MergeTable& merges,
+                BpeScratch& s, std::vector<int32_t>& out) {
   const size_t n = piece.size();
   if (n == 0) return;
   if (n == 1) {

@@ -45,8 +45,8 @@ class MergeTable {
 struct BpeScratch {
   struct Candidate {
     int32_t rank;
-    int32_t left;      // position of the left symbol
-    int32_t left_id;   // ids at the time the candidate was made, to detect stale candidates
+    int32_t left;     // position of the left symbol
+    int32_t left_id;  // ids at the time the candidate was made, to detect stale candidates
     int32_t right_id;
   };
   std::vector<int32_t> ids, next, prev;
@@ -55,7 +55,7 @@ struct BpeScratch {
 
 // Appends the token ids for `piece` (raw bytes, non-empty) to `out`. byte_token[b] is the id of
 // the single-byte token for b.
-void bpe_encode(std::string_view piece, const std::array<int32_t, 256>& byte_token,
-                const MergeTable& merges, BpeScratch& scratch, std::vector<int32_t>& out);
+void bpe_encode(std::string_view piece, const std::array<int32_t, 256>& byte_token, const MergeTable& merges,
+                BpeScratch& scratch, std::vector<int32_t>& out);
 
 }  // namespace eagerlm

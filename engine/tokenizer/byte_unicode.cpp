@@ -3,7 +3,7 @@
 
 #include <array>
 
-#include "engine/tokenizer/utf8.h"
+#include "engine/core/utf8.h"
 
 namespace eagerlm {
 namespace {

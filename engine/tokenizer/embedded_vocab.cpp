@@ -8,16 +8,20 @@
 #error "EAGERLM_TOKENIZER_DATA_DIR must name engine/tokenizer/data"
 #endif
 
-#define EAGERLM_EMBED(symbol, file)                         \
-  ".pushsection .rodata." #symbol ", \"a\", @progbits\n"     \
-  ".balign 16\n"                                            \
-  ".globl " #symbol "_begin\n"                              \
-  ".hidden " #symbol "_begin\n"                             \
-  #symbol "_begin:\n"                                       \
-  ".incbin \"" EAGERLM_TOKENIZER_DATA_DIR "/" file "\"\n"   \
-  ".globl " #symbol "_end\n"                                \
-  ".hidden " #symbol "_end\n"                               \
-  #symbol "_end:\n"                                         \
+#define EAGERLM_EMBED(symbol, file)                \
+  ".pushsection .rodata." #symbol                  \
+  ", \"a\", @progbits\n"                           \
+  ".balign 16\n"                                   \
+  ".globl " #symbol                                \
+  "_begin\n"                                       \
+  ".hidden " #symbol "_begin\n" #symbol            \
+  "_begin:\n"                                      \
+  ".incbin \"" EAGERLM_TOKENIZER_DATA_DIR "/" file \
+  "\"\n"                                           \
+  ".globl " #symbol                                \
+  "_end\n"                                         \
+  ".hidden " #symbol "_end\n" #symbol              \
+  "_end:\n"                                        \
   ".popsection\n"
 
 __asm__(EAGERLM_EMBED(eagerlm_gpt2_encoder_json, "encoder.json"));

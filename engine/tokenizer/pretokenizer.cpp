@@ -5,7 +5,7 @@
 
 #include <array>
 
-#include "engine/tokenizer/utf8.h"
+#include "engine/core/utf8.h"
 
 namespace eagerlm {
 namespace {
@@ -17,18 +17,14 @@ CharClass classify_slow(char32_t cp) {
     case UTF8PROC_CATEGORY_LL:
     case UTF8PROC_CATEGORY_LT:
     case UTF8PROC_CATEGORY_LM:
-    case UTF8PROC_CATEGORY_LO:
-      return CharClass::kLetter;
+    case UTF8PROC_CATEGORY_LO: return CharClass::kLetter;
     case UTF8PROC_CATEGORY_ND:
     case UTF8PROC_CATEGORY_NL:
-    case UTF8PROC_CATEGORY_NO:
-      return CharClass::kNumber;
+    case UTF8PROC_CATEGORY_NO: return CharClass::kNumber;
     case UTF8PROC_CATEGORY_ZS:
     case UTF8PROC_CATEGORY_ZL:
-    case UTF8PROC_CATEGORY_ZP:
-      return CharClass::kWhitespace;
-    default:
-      return CharClass::kOther;
+    case UTF8PROC_CATEGORY_ZP: return CharClass::kWhitespace;
+    default: return CharClass::kOther;
   }
 }
 
@@ -115,8 +111,7 @@ bool PreTokenizer::next(std::string_view& piece) {
     if (first.code_point == ' ' && start + 1 < n) {
       // " ?X+" for X in letter, number, other: an optional single U+0020 before the run.
       const Char second = char_at(start + 1);
-      if (second.cls != CharClass::kWhitespace)
-        end = skip_class(start + 1 + second.length, second.cls);
+      if (second.cls != CharClass::kWhitespace) end = skip_class(start + 1 + second.length, second.cls);
     }
     if (end == start) {
       if (first.cls == CharClass::kWhitespace)

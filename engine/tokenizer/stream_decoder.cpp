@@ -1,6 +1,6 @@
 // StreamDecoder: token-by-token decoding that holds back incomplete UTF-8 characters.
+#include "engine/core/utf8.h"
 #include "engine/tokenizer/tokenizer.h"
-#include "engine/tokenizer/utf8.h"
 
 namespace eagerlm {
 

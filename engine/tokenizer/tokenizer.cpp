@@ -3,11 +3,11 @@
 #include "engine/tokenizer/tokenizer.h"
 
 #include "engine/core/error.h"
+#include "engine/core/utf8.h"
 #include "engine/tokenizer/bpe.h"
 #include "engine/tokenizer/embedded_vocab.h"
 #include "engine/tokenizer/pretokenizer.h"
 #include "engine/tokenizer/tokenizer_data.h"
-#include "engine/tokenizer/utf8.h"
 #include "engine/tokenizer/vocab_build.h"
 #include "engine/tokenizer/vocab_files.h"
 #include "engine/tokenizer/word_cache.h"
@@ -35,8 +35,8 @@ void encode_ordinary(std::string_view text, const TokenizerData& data, WordCache
 // Splits at special tokens: the leftmost occurrence wins, the longest one at equal positions
 // (special_tokens is sorted longest first). Each token's next occurrence is remembered, so the
 // text is searched O(number of special tokens) times in total, not once per occurrence.
-void encode_with_specials(std::string_view text, const TokenizerData& data, WordCache& cache,
-                          BpeScratch& scratch, std::vector<int32_t>& ids) {
+void encode_with_specials(std::string_view text, const TokenizerData& data, WordCache& cache, BpeScratch& scratch,
+                          std::vector<int32_t>& ids) {
   const auto& specials = data.special_tokens;
   std::vector<size_t> next_at(specials.size(), 0);
   for (size_t i = 0; i < specials.size(); ++i) next_at[i] = text.find(specials[i].first);
@@ -85,8 +85,9 @@ Tokenizer Tokenizer::from_files(const std::string& vocab_path, const std::string
 Tokenizer Tokenizer::from_directory(const std::string& dir) {
   const std::optional<VocabFiles> files = find_vocab_files(dir);
   if (!files)
-    throw_error(ErrorCode::kInvalidFile, dir + " has no tokenizer files (expected tokenizer.json, "
-                                               "vocab.json + merges.txt, or encoder.json + vocab.bpe)");
+    throw_error(ErrorCode::kInvalidFile, dir +
+                                             " has no tokenizer files (expected tokenizer.json, "
+                                             "vocab.json + merges.txt, or encoder.json + vocab.bpe)");
   return from_files(files->vocab_path, files->merges_path);
 }
 
@@ -140,5 +141,7 @@ int32_t Tokenizer::vocab_size() const { return int32_t(data_->token_bytes.size()
 int32_t Tokenizer::eos_id() const { return data_->eos_id; }
 const std::vector<std::pair<std::string, int32_t>>& Tokenizer::special_tokens() const { return data_->special_tokens; }
 const std::string& Tokenizer::source() const { return data_->source; }
+
+bool Tokenizer::is_builtin() const { return data_ == gpt2().data_; }
 
 }  // namespace eagerlm

@@ -64,6 +64,8 @@ class Tokenizer {
   const std::vector<std::pair<std::string, int32_t>>& special_tokens() const;
   // Where the vocabulary came from: "embedded GPT-2 vocabulary" or the file path(s).
   const std::string& source() const;
+  // True for gpt2()'s built-in vocabulary (also when for_model_directory fell back to it).
+  bool is_builtin() const;
 
  private:
   explicit Tokenizer(std::shared_ptr<const TokenizerData> data);

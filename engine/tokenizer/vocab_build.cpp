@@ -6,11 +6,15 @@
 #include <unordered_map>
 
 #include "engine/core/error.h"
+#include "engine/core/utf8.h"
 #include "engine/tokenizer/byte_unicode.h"
-#include "engine/tokenizer/utf8.h"
 
 namespace eagerlm {
 namespace {
+
+// Limits (docs/formats.md): GPT-2's vocabulary has 50,257 tokens of at most 128 bytes.
+constexpr int64_t kMaxVocabularySize = int64_t(1) << 24;
+constexpr size_t kMaxTokenBytes = 1024;
 
 [[noreturn]] void fail(const std::string& source, const std::string& what) {
   throw_error(ErrorCode::kInvalidFile, source + ": " + what);
@@ -19,6 +23,13 @@ namespace {
 // Base vocabulary: every id in 0..size-1 used exactly once. Returns the entries by id.
 std::vector<const RawToken*> index_base_vocab(const RawVocabulary& raw) {
   const size_t size = raw.vocab.size();
+  if (size > size_t(kMaxVocabularySize))
+    fail(raw.vocab_source, "has " + std::to_string(size) + " tokens, more than the " +
+                               std::to_string(kMaxVocabularySize) + " eagerlm accepts (ids are int32, as in config.json)");
+  for (const RawToken& t : raw.vocab)
+    if (t.text.size() > kMaxTokenBytes)
+      fail(raw.vocab_source, "token " + quote_token(t.text) + " is " + std::to_string(t.text.size()) +
+                                 " bytes long, more than the " + std::to_string(kMaxTokenBytes) + " a token may be");
   std::vector<const RawToken*> by_id(size, nullptr);
   for (const RawToken& t : raw.vocab) {
     if (t.id < 0) fail(raw.vocab_source, "token " + quote_token(t.text) + " has negative id " + std::to_string(t.id));
@@ -42,21 +53,22 @@ void add_extra_tokens(const RawVocabulary& raw, TokenizerData& data) {
     const std::string where = "token " + quote_token(a.text) + " with id " + std::to_string(a.id);
     if (size_t(a.id) < base_size) {
       if (data.token_bytes[a.id] != a.text)
-        fail(raw.added_source, where + " differs from the vocabulary's token " +
-                                   quote_token(data.token_bytes[a.id]) + " with that id");
+        fail(raw.added_source,
+             where + " differs from the vocabulary's token " + quote_token(data.token_bytes[a.id]) + " with that id");
     } else {
       if (size_t(a.id) >= base_size + raw.added.size())
         fail(raw.added_source, where + " leaves a gap after the vocabulary's last id " + std::to_string(base_size - 1));
       extra.resize(std::max(extra.size(), size_t(a.id) - base_size + 1), nullptr);
       const RawToken*& slot = extra[a.id - base_size];
       if (slot && slot->text != a.text)
-        fail(raw.added_source, "tokens " + quote_token(slot->text) + " and " + quote_token(a.text) +
-                                   " both have id " + std::to_string(a.id));
+        fail(raw.added_source, "tokens " + quote_token(slot->text) + " and " + quote_token(a.text) + " both have id " +
+                                   std::to_string(a.id));
       slot = &a;
     }
   }
   for (size_t i = 0; i < extra.size(); ++i) {
-    if (!extra[i]) fail(raw.added_source, "no token has id " + std::to_string(base_size + i) + "; ids must not have gaps");
+    if (!extra[i])
+      fail(raw.added_source, "no token has id " + std::to_string(base_size + i) + "; ids must not have gaps");
     data.token_bytes.push_back(extra[i]->text);
   }
   for (const RawToken& a : raw.added) data.special_tokens.emplace_back(a.text, int32_t(a.id));
@@ -113,9 +125,9 @@ std::shared_ptr<const TokenizerData> build_tokenizer_data(const RawVocabulary& r
   for (size_t rank = 0; rank < raw.merges.size(); ++rank) {
     const RawMerge& m = raw.merges[rank];
     const auto missing = [&](const std::string& token) {
-      fail(raw.merges_source, position_word + std::to_string(m.position) + ": merge " + quote_token(m.left + " " + m.right) +
-                                  " needs token " + quote_token(token) + ", which is not in the vocabulary " +
-                                  raw.vocab_source);
+      fail(raw.merges_source, position_word + std::to_string(m.position) + ": merge " +
+                                  quote_token(m.left + " " + m.right) + " needs token " + quote_token(token) +
+                                  ", which is not in the vocabulary " + raw.vocab_source);
     };
     const auto left = id_of_spelling.find(m.left);
     if (left == id_of_spelling.end()) missing(m.left);

@@ -6,11 +6,16 @@
 #include <unordered_set>
 
 #include "engine/core/error.h"
+#include "engine/core/text.h"
+#include "engine/io/strict_json.h"
 
 namespace eagerlm {
 namespace {
 
 using nlohmann::json;
+
+// tokenizer.json nests its pre-tokenizer and post-processor sequences a few levels deep.
+constexpr int kMaxTokenizerJsonDepth = 32;
 
 [[noreturn]] void fail(const std::string& source, const std::string& what) {
   throw_error(ErrorCode::kInvalidFile, source + ": " + what);
@@ -37,7 +42,8 @@ class VocabObjectReader : public nlohmann::json_sax<json> {
   }
   bool number_integer(number_integer_t v) override { return add(v); }
   bool number_unsigned(number_unsigned_t v) override {
-    if (v > number_unsigned_t(INT32_MAX)) fail(source_, "token " + quote_token(key_) + " has id " + std::to_string(v) + ", which is too large");
+    if (v > number_unsigned_t(INT32_MAX))
+      fail(source_, "token " + quote_token(key_) + " has id " + std::to_string(v) + ", which is too large");
     return add(number_integer_t(v));
   }
   bool number_float(number_float_t, const string_t& text) override { not_an_id("the number " + text); }
@@ -48,14 +54,15 @@ class VocabObjectReader : public nlohmann::json_sax<json> {
   bool start_array(std::size_t) override { not_an_id("an array"); }
   bool end_array() override { return true; }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
-    fail(source_, std::string("not valid JSON: ") + e.what());
+    fail(source_, "not valid JSON: " + io::json_error_text(e));
   }
 
  private:
   bool add(number_integer_t id) {
     if (depth_ != 1) not_an_id("a number");
     if (id < 0) fail(source_, "token " + quote_token(key_) + " has negative id " + std::to_string(id));
-    if (id > INT32_MAX) fail(source_, "token " + quote_token(key_) + " has id " + std::to_string(id) + ", which is too large");
+    if (id > INT32_MAX)
+      fail(source_, "token " + quote_token(key_) + " has id " + std::to_string(id) + ", which is too large");
     tokens.push_back({std::move(key_), id});
     return true;
   }
@@ -90,14 +97,14 @@ void reject_if_set(const json& object, const char* field, const std::string& sou
   const bool unset = v.is_null() || (v.is_string() && v.get<std::string>().empty()) ||
                      (v.is_boolean() && !v.get<bool>()) || (v.is_number() && v.get<double>() == 0.0);
   if (!unset)
-    throw_error(ErrorCode::kUnsupported, source + ": " + where + "." + field + " is " + v.dump() +
+    throw_error(ErrorCode::kUnsupported, source + ": " + where + "." + field + " is " + io::describe_json(v) +
                                              "; eagerlm implements plain GPT-2 byte-level BPE only");
 }
 
 }  // namespace
 
 std::string quote_token(std::string_view token) {
-  return json(std::string(token)).dump(-1, ' ', false, json::error_handler_t::replace);
+  return "\"" + escape_for_message(token, 40) + "\"";
 }
 
 std::vector<RawToken> parse_vocab_json(std::string_view json_text, const std::string& source) {
@@ -145,18 +152,13 @@ std::vector<RawMerge> parse_merges_text(std::string_view text, const std::string
 }
 
 RawVocabulary parse_tokenizer_json(std::string_view json_text, const std::string& source) {
-  json doc;
-  try {
-    doc = json::parse(json_text);
-  } catch (const json::parse_error& e) {
-    fail(source, std::string("not valid JSON: ") + e.what());
-  }
-  if (!doc.is_object()) fail(source, "expected a JSON object at the top level");
+  const json doc = io::parse_strict_json(json_text, source, kMaxTokenizerJsonDepth);
+  if (!doc.is_object()) fail(source, "expected a JSON object at the top level, got " + io::describe_json(doc));
   if (!doc.contains("model") || !doc["model"].is_object()) fail(source, "has no \"model\" object");
   const json& model = doc["model"];
 
-  if (model.contains("type") && model["type"] != "BPE")
-    throw_error(ErrorCode::kUnsupported, source + ": model.type is " + model["type"].dump() +
+  if (model.contains("type") && (!model["type"].is_string() || model["type"] != "BPE"))
+    throw_error(ErrorCode::kUnsupported, source + ": model.type is " + io::describe_json(model["type"]) +
                                              "; eagerlm reads byte-level BPE tokenizers only");
   reject_if_set(model, "continuing_subword_prefix", source, "model");
   reject_if_set(model, "end_of_word_suffix", source, "model");
@@ -164,9 +166,14 @@ RawVocabulary parse_tokenizer_json(std::string_view json_text, const std::string
   reject_if_set(doc, "normalizer", source, "tokenizer");
   if (doc.contains("pre_tokenizer") && !doc["pre_tokenizer"].is_null()) {
     const json& pre = doc["pre_tokenizer"];
-    if (!pre.is_object() || pre.value("type", "") != "ByteLevel")
-      throw_error(ErrorCode::kUnsupported, source + ": pre_tokenizer is " + pre.dump() +
-                                               "; eagerlm implements GPT-2's ByteLevel pre-tokenizer only");
+    const bool byte_level = pre.is_object() && pre.contains("type") && pre["type"].is_string() &&
+                            pre["type"] == "ByteLevel";
+    if (!byte_level)
+      throw_error(ErrorCode::kUnsupported,
+                  source + ": pre_tokenizer is " +
+                      (pre.is_object() && pre.contains("type") ? "of type " + io::describe_json(pre["type"])
+                                                               : io::describe_json(pre)) +
+                      "; eagerlm implements GPT-2's ByteLevel pre-tokenizer only");
     reject_if_set(pre, "add_prefix_space", source, "pre_tokenizer");
   }
 
@@ -179,10 +186,13 @@ RawVocabulary parse_tokenizer_json(std::string_view json_text, const std::string
   if (!model.contains("vocab") || !model["vocab"].is_object()) fail(source, "model.vocab is missing or not an object");
   for (const auto& [token, id] : model["vocab"].items()) {
     if (!id.is_number_integer())
-      fail(raw.vocab_source, "token " + quote_token(token) + " maps to " + id.dump() + "; expected an integer id");
+      fail(raw.vocab_source,
+           "token " + quote_token(token) + " maps to " + io::describe_json(id) + "; expected an integer id");
     const int64_t value = id.get<int64_t>();
     if (value < 0) fail(raw.vocab_source, "token " + quote_token(token) + " has negative id " + std::to_string(value));
-    if (value > INT32_MAX) fail(raw.vocab_source, "token " + quote_token(token) + " has id " + std::to_string(value) + ", which is too large");
+    if (value > INT32_MAX)
+      fail(raw.vocab_source,
+           "token " + quote_token(token) + " has id " + std::to_string(value) + ", which is too large");
     raw.vocab.push_back({token, value});
   }
   if (raw.vocab.empty()) fail(raw.vocab_source, "the vocabulary is empty");
@@ -204,7 +214,8 @@ RawVocabulary parse_tokenizer_json(std::string_view json_text, const std::string
                !m[0].get<std::string>().empty() && !m[1].get<std::string>().empty()) {
       raw.merges.push_back({m[0].get<std::string>(), m[1].get<std::string>(), i});
     } else {
-      fail(raw.merges_source, where + ": expected \"left right\" or [\"left\", \"right\"], found " + m.dump());
+      fail(raw.merges_source,
+           where + ": expected \"left right\" or [\"left\", \"right\"], found " + io::describe_json(m));
     }
   }
 
@@ -215,7 +226,8 @@ RawVocabulary parse_tokenizer_json(std::string_view json_text, const std::string
       const json& a = added[i];
       if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() || !a.contains("content") ||
           !a["content"].is_string() || a["content"].get<std::string>().empty())
-        fail(raw.added_source, "entry " + std::to_string(i) + ": expected {\"id\": integer, \"content\": non-empty string, ...}");
+        fail(raw.added_source,
+             "entry " + std::to_string(i) + ": expected {\"id\": integer, \"content\": non-empty string, ...}");
       const int64_t id = a["id"].get<int64_t>();
       if (id < 0 || id > INT32_MAX)
         fail(raw.added_source, "entry " + std::to_string(i) + " has id " + std::to_string(id) + ", out of range");

@@ -23,12 +23,12 @@ struct RawMerge {
 };
 
 struct RawVocabulary {
-  std::string vocab_source;   // e.g. "/m/vocab.json", used in error messages
+  std::string vocab_source;  // e.g. "/m/vocab.json", used in error messages
   std::vector<RawToken> vocab;
-  std::string merges_source;  // e.g. "/m/merges.txt"
-  bool merges_by_line = true; // positions are file lines (else list indices)
+  std::string merges_source;   // e.g. "/m/merges.txt"
+  bool merges_by_line = true;  // positions are file lines (else list indices)
   std::vector<RawMerge> merges;
-  std::string added_source;   // tokenizer.json's added_tokens
+  std::string added_source;     // tokenizer.json's added_tokens
   std::vector<RawToken> added;  // text is plain UTF-8, not byte-level spelled
 };
 

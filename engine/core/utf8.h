@@ -1,4 +1,6 @@
-// UTF-8 decoding, validation and U+FFFD replacement for the tokenizer.
+// UTF-8 decoding, validation and U+FFFD replacement: the one validator of eagerlm (safetensors
+// headers and names, shard indexes, tokenizer input, prompts). Well-formed means RFC 3629: no
+// overlong forms, no surrogates, nothing above U+10FFFF.
 // Ill-formed input is handled the way Python's `bytes.decode("utf-8", errors="replace")` does it
 // (Unicode's "maximal subpart" rule): each maximal prefix of a would-be sequence becomes one U+FFFD.
 #pragma once
@@ -27,6 +29,8 @@ Decoded decode(const unsigned char* p, size_t available);
 
 // Offset of the first byte of the first ill-formed or truncated sequence; npos if all valid.
 size_t first_invalid_offset(std::string_view text);
+
+inline bool is_valid(std::string_view text) { return first_invalid_offset(text) == std::string_view::npos; }
 
 // Explains what is wrong at `offset` (from first_invalid_offset), e.g. "byte 0x80 ... ".
 std::string describe_invalid(std::string_view text, size_t offset);

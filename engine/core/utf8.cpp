@@ -1,5 +1,5 @@
 // UTF-8 decoding per Unicode's table of well-formed byte sequences (Table 3-7).
-#include "engine/tokenizer/utf8.h"
+#include "engine/core/utf8.h"
 
 #include <cstdio>
 #include <cstring>
@@ -77,13 +77,13 @@ std::string describe_invalid(std::string_view text, size_t offset) {
   };
   const unsigned char lead = p[0];
   const std::string what = "byte " + hex(lead) + " at byte offset " + std::to_string(offset);
-  if (d.status == Status::kTruncated) return what + " starts a multi-byte character that the text ends before completing";
+  if (d.status == Status::kTruncated)
+    return what + " starts a multi-byte character that the text ends before completing";
   if (lead >= 0x80 && lead <= 0xBF) return what + " is a continuation byte without a lead byte";
   if (lead == 0xC0 || lead == 0xC1) return what + " starts an overlong encoding";
   if (lead >= 0xF5) return what + " never occurs in UTF-8";
   const unsigned char next = p[d.length];  // the byte that does not fit (d.length < available)
-  if ((lead == 0xE0 && next < 0xA0) || (lead == 0xF0 && next < 0x90))
-    return what + " starts an overlong encoding";
+  if ((lead == 0xE0 && next < 0xA0) || (lead == 0xF0 && next < 0x90)) return what + " starts an overlong encoding";
   if (lead == 0xED && next >= 0xA0) return what + " starts an encoded surrogate (U+D800..U+DFFF)";
   if (lead == 0xF4 && next >= 0x90) return what + " starts a code point above U+10FFFF";
   return what + " starts a multi-byte character but byte " + hex(next) + " at offset " +

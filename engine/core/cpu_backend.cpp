@@ -1,0 +1,239 @@
+// The CPU backend: host memory and a queue that runs each op at once on the CPU kernels
+// (kernels/cpu/), on the calling thread and its OpenMP team.
+#include "engine/core/cpu_backend.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "engine/core/error.h"
+#include "kernels/cpu/cpu_ops.h"
+
+namespace eagerlm {
+
+namespace {
+
+// Blocks this large get transparent huge pages: first-touching gigabytes of weights, caches or
+// freshly initialized parameters in 4 KiB pages costs more than filling them.
+constexpr size_t kHugePageThreshold = size_t(64) << 20;
+
+void advise_huge_pages(void* data, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+  constexpr uintptr_t kPage = 4096;
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + kPage - 1) & ~(kPage - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) & ~(kPage - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);  // only advice
+#else
+  (void)data;
+  (void)bytes;
+#endif
+}
+
+// Step inputs are written straight into host memory; "uploading" them is one small copy.
+class CpuStaging final : public Staging {
+ public:
+  explicit CpuStaging(size_t bytes) : bytes_(bytes) {}
+  size_t capacity() const override { return bytes_.size(); }
+  void* writable() override { return bytes_.data(); }
+  void upload(void* device_dst, size_t bytes) override {
+    if (bytes > bytes_.size())
+      throw_error(ErrorCode::kInternal, "CPU staging: upload of " + std::to_string(bytes) + " bytes from a " +
+                                            std::to_string(bytes_.size()) + "-byte buffer");
+    std::memcpy(device_dst, bytes_.data(), bytes);
+  }
+
+ private:
+  std::vector<unsigned char> bytes_;
+};
+
+class CpuQueue final : public Queue {
+ public:
+  void synchronize() override {}
+  QueueStats stats() const override { return {}; }
+  // bf16 is the typed kernels' own: the prefill of bf16 weights may round activations to bf16 for
+  // AVX512_BF16 dot products; every other product stays fp32 (kernels/cpu/cpu_kernels.inc).
+  void set_gemm_math(GemmMath math) override {
+    if (math == GemmMath::kTf32)
+      throw_error(ErrorCode::kUnsupported,
+                  "GEMM math tf32 needs a CUDA device; the CPU computes in fp32 (or bf16 for bf16 weights)");
+    math_ = math;
+  }
+
+  void linear(const float* x, int64_t ldx, const float* w, const float* bias, float* y, int64_t ldy, int64_t m,
+              int64_t k, int64_t n) override {
+    cpu::linear(x, ldx, w, bias, y, ldy, m, k, n);
+  }
+  void linear_transposed(const float* x, int64_t ldx, const float* w, float* y, int64_t ldy, int64_t m, int64_t k,
+                         int64_t n) override {
+    cpu::linear_transposed(x, ldx, w, y, ldy, m, k, n);
+  }
+  void target_logprobs(const float* h, int64_t ldh, const float* w, const int32_t* targets, float* out, int64_t rows,
+                       int64_t d, int64_t vocab) override {
+    cpu::target_logprobs(h, ldh, w, targets, out, rows, d, vocab);
+  }
+  void linear_typed(const float* x, int64_t ldx, const Weights& w, const float* bias, float* y, int64_t ldy, int64_t m,
+                    int64_t k, int64_t n) override {
+    cpu::linear_typed(x, ldx, w, bias, y, ldy, m, k, n, math_);
+  }
+  void linear_transposed_typed(const float* x, int64_t ldx, const Weights& w, float* y, int64_t ldy, int64_t m,
+                               int64_t k, int64_t n) override {
+    cpu::linear_transposed_typed(x, ldx, w, y, ldy, m, k, n, math_);
+  }
+  void layer_norm(const float* x, const float* gamma, const float* beta, float* y, int64_t rows, int64_t cols,
+                  float eps) override {
+    cpu::layer_norm(x, gamma, beta, y, rows, cols, eps);
+  }
+  void gelu(const float* x, float* y, int64_t n) override { cpu::gelu(x, y, n); }
+  void add(const float* a, const float* b, float* y, int64_t n) override { cpu::add(a, b, y, n); }
+  void embedding(const int32_t* ids, const int32_t* positions, int64_t n_tokens, const Weights& wte, const float* wpe,
+                 int64_t d_model, float* y) override {
+    cpu::embedding(ids, positions, n_tokens, wte, wpe, d_model, y);
+  }
+  void softmax(float* x, int64_t rows, int64_t cols, const int32_t* valid) override {
+    cpu::softmax(x, rows, cols, valid);
+  }
+  void kv_append(const float* qkv, const StepBatch& batch, const KvLayout& layout, void* k_cache,
+                 void* v_cache) override {
+    cpu::kv_append(qkv, batch, layout, k_cache, v_cache);
+  }
+  void kv_copy(const KvLayout& layout, void* k_cache, void* v_cache, int64_t src_slot, int64_t dst_slot,
+               int64_t n_positions) override {
+    cpu::kv_copy(layout, k_cache, v_cache, src_slot, dst_slot, n_positions);
+  }
+  void attention(const float* qkv, int64_t ld_qkv, const StepBatch& batch, const KvLayout& layout, const void* k_cache,
+                 const void* v_cache, float scale, float* out, int64_t ld_out) override {
+    cpu::attention(qkv, ld_qkv, batch, layout, k_cache, v_cache, scale, out, ld_out);
+  }
+  void fill_normal(rng::Key key, float stddev, DType dtype, void* out, int64_t n, uint64_t first_index) override {
+    cpu::fill_normal(key, stddev, dtype, out, n, first_index);
+  }
+  void fill_constant(float value, DType dtype, void* out, int64_t n) override {
+    cpu::fill_constant(value, dtype, out, n);
+  }
+
+  void reserve_step(int64_t, int64_t, int64_t, int64_t) override {}  // CPU kernels need no scratch
+  void reserve_target_logprobs(int64_t) override {}                  // its scratch is per thread, kept between calls
+  std::unique_ptr<Staging> create_staging(size_t bytes) override { return std::make_unique<CpuStaging>(bytes); }
+
+  bool supports_graphs() const override { return false; }
+  std::unique_ptr<StepGraph> record(const std::function<void()>&) override {
+    throw_error(ErrorCode::kUnsupported, "the CPU backend does not record step graphs");
+  }
+
+  bool samples_on_device() const override { return false; }
+  void sample_rows(const float*, int64_t, int64_t, int64_t, const SampleRow*, const int32_t*, uint8_t*, int64_t,
+                   const SampleParams&, SampleResult*) override {
+    throw_error(ErrorCode::kUnsupported, "the CPU backend samples on the host (engine/generation/sampling.h)");
+  }
+
+ private:
+  GemmMath math_ = GemmMath::kFp32;
+};
+
+// MemAvailable from /proc/meminfo: what can be allocated without swapping; 0 if unknown.
+size_t host_available_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string line;
+  while (std::getline(meminfo, line)) {
+    if (line.rfind("MemAvailable:", 0) != 0) continue;
+    std::istringstream fields(line.substr(13));
+    unsigned long long kib = 0;
+    if (fields >> kib) return size_t(kib) * 1024;
+  }
+  return 0;
+}
+
+// The CPU's limits, at the vector width of the kernel variant that runs (kernels/cpu/probe.cpp):
+// read bandwidth over 1 GiB (the floor of decode, which streams every weight once per token) and
+// register-resident FMAs on every thread (the ceiling of prefill's GEMMs).
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+DeviceLimits measure_cpu_limits(int threads) {
+  DeviceLimits lim;
+  lim.name = cpu_model_name();
+  const size_t n = (size_t(1) << 30) / sizeof(float);
+  float* data = static_cast<float*>(std::aligned_alloc(64, n * sizeof(float)));
+  if (!data) throw_error(ErrorCode::kOutOfMemory, "bandwidth probe: could not allocate 1 GiB");
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (size_t i = 0; i < n; ++i) data[i] = 1.0f;  // first touch on the reading thread
+  std::vector<double> gbps;
+  volatile float sink = 0;
+  for (int rep = 0; rep < 9; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    sink = sink + cpu::read_sum(data, int64_t(n), threads);
+    gbps.push_back(double(n * sizeof(float)) / seconds_since(t0) / 1e9);
+  }
+  std::free(data);
+  // Both the best pass (STREAM's convention: what the memory can deliver) and the median: on a
+  // shared virtual machine the bandwidth available drifts widely within seconds.
+  lim.read_gbps = *std::max_element(gbps.begin(), gbps.end());
+  lim.read_gbps_median = median_of(gbps);
+  lim.read_method = "sum of 1 GiB of floats, bytes read";
+  constexpr int64_t kIters = 20000000;  // per thread
+  std::vector<double> gflops;
+  for (int rep = 0; rep < 3; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const double flops = cpu::fma_flops(kIters, threads);
+    gflops.push_back(flops / seconds_since(t0) / 1e9);
+  }
+  lim.peak_gflops = median_of(gflops);
+  return lim;
+}
+
+class CpuBackend final : public Backend {
+ public:
+  Device device() const override { return Device::kCpu; }
+  std::string unavailable_reason() const override { return ""; }
+
+  void* allocate(size_t bytes) override {
+    const size_t rounded = (bytes == 0 ? 64 : (bytes + 63) / 64 * 64);
+    void* p = std::aligned_alloc(64, rounded);
+    if (!p)
+      throw_error(ErrorCode::kOutOfMemory, "could not allocate " + std::to_string(bytes) + " bytes of host memory");
+    if (rounded >= kHugePageThreshold) advise_huge_pages(p, rounded);
+    return p;
+  }
+  void release(void* p) noexcept override { std::free(p); }
+  void copy(void* dst, bool, const void* src, bool, size_t bytes) override {
+    if (bytes) std::memcpy(dst, src, bytes);
+  }
+  void zero(void* p, size_t bytes) override {
+    if (bytes) std::memset(p, 0, bytes);
+  }
+  size_t available_bytes() const override { return host_available_bytes(); }
+  std::unique_ptr<Queue> create_queue() override { return std::make_unique<CpuQueue>(); }
+  DeviceLimits measure_limits(int threads) override { return measure_cpu_limits(threads); }
+};
+
+}  // namespace
+
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      return colon == std::string::npos ? line : line.substr(colon + 2);
+    }
+  return "unknown CPU";
+}
+
+Backend& cpu_backend() {
+  // Never destroyed: host tensors in static storage may be freed after other statics are gone.
+  static CpuBackend* const backend = new CpuBackend;
+  return *backend;
+}
+
+}  // namespace eagerlm

@@ -1,0 +1,93 @@
+#include "engine/core/weight_convert.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "engine/core/dtype.h"
+#include "engine/core/error.h"
+#include "kernels/cpu/cpu_ops.h"
+
+namespace eagerlm {
+
+namespace {
+
+// Float32 elements widened at a time: 64 MiB of scratch at most.
+constexpr int64_t kChunkElements = int64_t(16) << 20;
+
+WeightTensor on_host(const WeightTensor& w) {
+  if (w.device() == Device::kCpu) return w;
+  WeightTensor h = w;
+  h.data = w.data.to(Device::kCpu);
+  if (w.scales.defined()) h.scales = w.scales.to(Device::kCpu);
+  return h;
+}
+
+WeightTensor to_device(WeightTensor w, Device device) {
+  if (w.device() == device) return w;
+  w.data = w.data.to(device);
+  if (w.scales.defined()) w.scales = w.scales.to(device);
+  return w;
+}
+
+// The raw pointers of rows [r0, ...) of `w` (rows of its data tensor; for an input-major int8
+// matrix r0 is a multiple of kInt8Block).
+Weights rows_from(const Weights& w, WeightLayout layout, int64_t cols, int64_t r0) {
+  Weights part = w;
+  part.data = static_cast<const char*>(w.data) + size_t(r0 * cols) * weight_element_size(w.type);
+  if (w.type == WeightType::kInt8)
+    part.scales = w.scales + (layout == WeightLayout::kInputMajor ? (r0 / kInt8Block) * cols : r0 * (cols / kInt8Block));
+  return part;
+}
+
+}  // namespace
+
+WeightTensor convert_weight(const WeightTensor& source, WeightType type, Device device, const char* what,
+                            const ConvertProgress& progress) {
+  EAGERLM_ASSERT(source.data.rank() == 2 && source.data.is_contiguous());
+  if (source.type == type) return to_device(source, device);
+  if (type == WeightType::kInt8 && !int8_shape_ok(type, source.inputs()))
+    throw_error(ErrorCode::kInvalidArgument, std::string(what) + ": int8 weights need a multiple of " +
+                                                 std::to_string(kInt8Block) + " inputs per output; this matrix has " +
+                                                 std::to_string(source.inputs()));
+  const WeightTensor src = on_host(source);
+  const Shape shape = src.data.shape();
+  const int64_t rows = shape[0], cols = shape[1];
+  const bool input_major = src.layout == WeightLayout::kInputMajor;
+
+  WeightTensor out{type, src.layout, Tensor::empty(shape, storage_dtype(type), Device::kCpu), {}};
+  if (type == WeightType::kInt8) out.scales = Tensor::empty(scale_shape(shape, src.layout), DType::kF32, Device::kCpu);
+  const Weights from = src.view();
+  const Weights to = out.view();
+
+  // Input-major int8 (either side) is cut at whole blocks of rows: a block shares its scales.
+  const bool blocked = input_major && (type == WeightType::kInt8 || src.type == WeightType::kInt8);
+  const int64_t unit = blocked ? kInt8Block : 1;
+  const int64_t chunk = std::max<int64_t>(unit, kChunkElements / std::max<int64_t>(cols, 1) / unit * unit);
+  std::vector<float> scratch;
+  if (src.type != WeightType::kF32) scratch.resize(size_t(std::min(rows, chunk) * cols));
+  for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
+    const int64_t r1 = std::min(rows, r0 + chunk), n = (r1 - r0) * cols;
+    const float* f = static_cast<const float*>(from.data) + r0 * cols;
+    if (src.type != WeightType::kF32) {
+      cpu::widen_weights(rows_from(from, src.layout, cols, r0), r1 - r0, cols, input_major, scratch.data());
+      f = scratch.data();
+    }
+    const Weights dst = rows_from(to, out.layout, cols, r0);
+    void* dst_data = const_cast<void*>(dst.data);
+    switch (type) {
+      case WeightType::kF32: std::memcpy(dst_data, f, size_t(n) * sizeof(float)); break;
+      case WeightType::kBF16:
+      case WeightType::kF16: convert_from_f32(f, storage_dtype(type), dst_data, size_t(n)); break;
+      case WeightType::kInt8:
+        cpu::quantize_int8(f, r1 - r0, cols, input_major, static_cast<int8_t*>(dst_data),
+                           const_cast<float*>(dst.scales));
+        break;
+    }
+    if (progress) progress(r1 * cols);
+  }
+  return to_device(std::move(out), device);
+}
+
+}  // namespace eagerlm
