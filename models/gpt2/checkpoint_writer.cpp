@@ -1,9 +1,9 @@
 // save_checkpoint: config.json + model.safetensors, the layout Hugging Face's GPT2LMHeadModel
 // and eagerlm's own loader read.
 #include <filesystem>
-#include <fstream>
 
 #include "engine/core/error.h"
+#include "engine/io/atomic_file.h"
 #include "engine/io/safetensors_writer.h"
 #include "models/gpt2/checkpoint.h"
 
@@ -17,23 +17,30 @@ void save_checkpoint(const std::string& dir, const Config& config, const Paramet
   if (ec) throw_error(ErrorCode::kIo, dir + ": cannot create directory: " + ec.message());
 
   std::vector<Tensor> host;  // safetensors are written from host memory
-  host.reserve(parameters.tensors.size());
   std::vector<io::TensorToWrite> tensors;
-  for (size_t i = 0; i < parameters.specs.size(); ++i) {
-    const Tensor& t = parameters.tensors[i];
-    if (!t.is_contiguous())
-      throw_error(ErrorCode::kInternal, "save_checkpoint needs contiguous tensors: " + parameters.specs[i].name);
+  auto add = [&](const std::string& name, const Tensor& t) {
+    if (!t.is_contiguous()) throw_error(ErrorCode::kInternal, "save_checkpoint needs contiguous tensors: " + name);
     if (t.device() != Device::kCpu) host.push_back(t.to(Device::kCpu));
     const Tensor& source = t.device() == Device::kCpu ? t : host.back();
-    tensors.push_back({parameters.specs[i].name, t.dtype(), t.shape().to_vector(), source.raw()});
+    tensors.push_back({name, t.dtype(), t.shape().to_vector(), source.raw()});
+  };
+  host.reserve(2 * parameters.tensors.size());  // pointers into it must stay valid
+  for (size_t i = 0; i < parameters.specs.size(); ++i) {
+    add(parameters.specs[i].name, parameters.tensors[i]);
+    if (parameters.scales_of(i).defined()) add(scale_tensor_name(parameters.specs[i].name), parameters.scales_of(i));
   }
+  // The weights first, the config last: until the config is renamed into place, a directory that
+  // held a model still holds its old config, and one that did not holds nothing that loads.
+  io::remove_stale_temporaries(dir);
   io::write_safetensors(dir + "/model.safetensors", tensors, metadata, progress);
-
-  const DType dtype = parameters.tensors.empty() ? DType::kF32 : parameters.tensors[0].dtype();
-  const std::string config_path = dir + "/config.json";
-  std::ofstream out(config_path, std::ios::binary | std::ios::trunc);
-  out << config.to_json(dtype);
-  if (!out.flush()) throw_error(ErrorCode::kIo, config_path + ": cannot write");
+  // torch_dtype: the first float tensor's (an int8 wte says nothing of the float32 rest).
+  DType dtype = DType::kF32;
+  for (const Tensor& t : parameters.tensors)
+    if (t.dtype() != DType::kI8) {
+      dtype = t.dtype();
+      break;
+    }
+  io::write_file_atomically(dir + "/config.json", config.to_json(dtype));
 }
 
 }  // namespace eagerlm::gpt2

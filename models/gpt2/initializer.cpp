@@ -1,23 +1,18 @@
-// initialize(): size check, one allocation, then each parameter filled in place by the CPU fill
-// loops (engine/random/fill.h) or their CUDA twins, in pieces so progress can be reported.
+// initialize(): size check, one allocation, then each parameter filled in place by the device's
+// fill op (engine/ops), in pieces so progress can be reported.
 #include "models/gpt2/initializer.h"
-
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
-#include <optional>
-#include <sstream>
 #include <string>
 
 #include "engine/core/error.h"
 #include "engine/core/tensor.h"
+#include "engine/ops/exec_context.h"
+#include "engine/ops/ops.h"
 #include "engine/random/digest.h"
-#include "engine/random/fill.h"
-#include "engine/random/fill_cuda.h"
-#include "engine/random/threefry.h"
+#include "kernels/common/random/threefry.h"
 
 namespace eagerlm::gpt2 {
 
@@ -30,8 +25,7 @@ size_t align_up(size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignmen
 
 size_t checked_add(size_t a, size_t b) {
   size_t sum;
-  if (__builtin_add_overflow(a, b, &sum))
-    throw_error(ErrorCode::kInvalidArgument, "model size overflows size_t");
+  if (__builtin_add_overflow(a, b, &sum)) throw_error(ErrorCode::kInvalidArgument, "model size overflows size_t");
   return sum;
 }
 
@@ -41,59 +35,12 @@ std::string gib(size_t bytes) {
   return buf;
 }
 
-// MemAvailable from /proc/meminfo: what can be allocated without swapping. nullopt if unknown.
-std::optional<size_t> host_available_bytes() {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string line;
-  while (std::getline(meminfo, line)) {
-    if (line.rfind("MemAvailable:", 0) != 0) continue;
-    std::istringstream fields(line.substr(13));
-    unsigned long long kib = 0;
-    if (fields >> kib) return size_t(kib) * 1024;
-  }
-  return std::nullopt;
-}
-
+// Refuses, before allocating, parameters that cannot fit in what the device has available.
 void check_fits(size_t bytes, Device device) {
-  if (device == Device::kCuda) {
-    const size_t free = size_t(rng::cuda::free_memory_bytes());
-    if (bytes > free)
-      throw_error(ErrorCode::kOutOfMemory, "the parameters need " + gib(bytes) + " but the CUDA device has only " +
-                                               gib(free) + " free");
-    return;
-  }
-  if (const auto available = host_available_bytes(); available && bytes > *available)
-    throw_error(ErrorCode::kOutOfMemory, "the parameters need " + gib(bytes) + " but only " + gib(*available) +
-                                             " of host memory is available (MemAvailable in /proc/meminfo)");
-}
-
-// Asks Linux to back a large host block with transparent huge pages: first-touching gigabytes
-// in 4 KiB pages costs more than generating the numbers. Only advice; failure changes nothing.
-void advise_huge_pages(void* data, size_t bytes) {
-#ifdef MADV_HUGEPAGE
-  constexpr uintptr_t kPage = 4096;
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + kPage - 1) & ~(kPage - 1);
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) & ~(kPage - 1);
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-#else
-  (void)data;
-  (void)bytes;
-#endif
-}
-
-void fill_normal_piece(Device device, rng::Key key, float stddev, DType dtype, void* out, int64_t n,
-                       uint64_t first_index) {
-  if (device == Device::kCuda)
-    rng::cuda::fill_normal(key, stddev, dtype, out, n, first_index);
-  else
-    rng::fill_normal(key, stddev, dtype, out, n, first_index);
-}
-
-void fill_constant(Device device, float value, DType dtype, void* out, int64_t n) {
-  if (device == Device::kCuda)
-    rng::cuda::fill_constant(value, dtype, out, n);
-  else
-    rng::fill_constant(value, dtype, out, n);
+  const size_t available = device_available_bytes(device);
+  if (available > 0 && bytes > available)
+    throw_error(ErrorCode::kOutOfMemory, "the parameters need " + gib(bytes) + " but only " + gib(available) + " of " +
+                                             device_name(device) + " memory is available");
 }
 
 }  // namespace
@@ -102,8 +49,8 @@ size_t parameter_bytes(const ParameterSpec& spec, DType dtype) {
   size_t bytes = dtype_size(dtype);
   for (int i = 0; i < spec.shape.rank(); ++i)
     if (spec.shape[i] < 0 || __builtin_mul_overflow(bytes, size_t(spec.shape[i]), &bytes))
-      throw_error(ErrorCode::kInvalidArgument, "parameter " + spec.name + " " + spec.shape.to_string() +
-                                                   " is too large to address");
+      throw_error(ErrorCode::kInvalidArgument,
+                  "parameter " + spec.name + " " + spec.shape.to_string() + " is too large to address");
   return bytes;
 }
 
@@ -116,11 +63,9 @@ size_t total_parameter_bytes(const std::vector<ParameterSpec>& specs, DType dtyp
 ParameterTensors initialize(const Config& config, const InitOptions& options) {
   config.validate("model config");
   if (options.dtype != DType::kF32 && options.dtype != DType::kF16 && options.dtype != DType::kBF16)
-    throw_error(ErrorCode::kInvalidArgument, std::string("parameters can be stored as F32, F16 or BF16, not ") +
-                                                 dtype_name(options.dtype));
-  if (options.device == Device::kCuda && !cuda_available())
-    throw_error(ErrorCode::kUnsupported,
-                std::string("CUDA initialization requested but ") + cuda_unavailable_reason());
+    throw_error(ErrorCode::kInvalidArgument,
+                std::string("parameters can be stored as F32, F16 or BF16, not ") + dtype_name(options.dtype));
+  const ExecContext ctx(options.device);  // throws kUnsupported for an unusable device
 
   ParameterTensors result;
   result.specs = parameter_specs(config);
@@ -131,7 +76,6 @@ ParameterTensors initialize(const Config& config, const InitOptions& options) {
   check_fits(allocation, options.device);
 
   auto storage = Storage::allocate(allocation, options.device);
-  if (options.device == Device::kCpu) advise_huge_pages(storage->data(), allocation);
 
   result.tensors.reserve(result.specs.size());
   size_t offset = 0;
@@ -147,19 +91,19 @@ ParameterTensors initialize(const Config& config, const InitOptions& options) {
     const ParameterSpec& spec = result.specs[i];
     const Tensor& tensor = result.tensors[i];
     const int64_t n = tensor.numel();
-    auto* base = static_cast<unsigned char*>(tensor.raw());
+    Tensor flat = tensor.reshape({n});
     if (spec.init == InitKind::kNormal || spec.init == InitKind::kNormalResidual) {
       const rng::Key key = rng::parameter_key(options.seed, spec.name);
       const float stddev = float(spec.stddev);  // as JAX converts a Python float
       for (int64_t first = 0; first < n; first += piece_elements) {
         const int64_t count = std::min(piece_elements, n - first);
-        fill_normal_piece(options.device, key, stddev, dtype, base + size_t(first) * dtype_size(dtype), count,
-                          uint64_t(first));
+        Tensor piece = flat.slice(0, first, count);
+        ops::fill_normal(ctx, piece, key, stddev, uint64_t(first));
         done += size_t(count) * dtype_size(dtype);
         if (options.progress) options.progress(done, total);
       }
     } else {
-      fill_constant(options.device, spec.init == InitKind::kOnes ? 1.0f : 0.0f, dtype, base, n);
+      ops::fill_constant(ctx, flat, spec.init == InitKind::kOnes ? 1.0f : 0.0f);
       done += tensor.nbytes();
       if (options.progress && n > 0) options.progress(done, total);
     }

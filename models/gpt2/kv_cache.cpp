@@ -1,23 +1,36 @@
 #include "models/gpt2/kv_cache.h"
 
+#include <cstdint>
+
 namespace eagerlm::gpt2 {
 
-size_t KvCache::bytes_needed(const Config& c, int64_t max_slots, int64_t max_len) {
-  return 2 * size_t(c.n_layer) * size_t(max_slots) * size_t(max_len) * size_t(c.n_embd) * sizeof(float);
+size_t KvCache::bytes_needed(const Config& c, int64_t max_slots, int64_t max_len, DType dtype) {
+  size_t bytes = 2 * dtype_size(dtype);
+  for (int64_t factor : {c.n_layer, max_slots, max_len, c.n_embd})
+    if (factor < 0 || __builtin_mul_overflow(bytes, size_t(factor), &bytes)) return SIZE_MAX;
+  return bytes;
 }
 
-KvCache::KvCache(const Config& c, int64_t max_slots, int64_t max_len, Device device)
-    : max_slots_(max_slots), layout_(kv_layout(max_len, c.n_head, c.d_head())) {
+KvCache::KvCache(const Config& c, int64_t max_slots, int64_t max_len, Device device, DType dtype)
+    : max_slots_(max_slots), layout_(kv_layout(max_len, c.n_head, c.d_head(), dtype)) {
   // Tensors are at most rank 4, so layers and slots share the leading dimension.
   const Shape shape{c.n_layer * max_slots, c.n_head, max_len, c.d_head()};
   // Not zeroed: kernels never read a position at or past a sequence's length (tested with
   // NaN-poisoned caches), and zeroing gigabytes would only delay the first token.
-  keys_ = Tensor::empty(shape, DType::kF32, device);
-  values_ = Tensor::empty(shape, DType::kF32, device);
+  keys_ = Tensor::empty(shape, dtype, device);
+  values_ = Tensor::empty(shape, dtype, device);
 }
 
 ops::KvLayerView KvCache::layer(int64_t i) const {
   return {keys_.slice(0, i * max_slots_, max_slots_), values_.slice(0, i * max_slots_, max_slots_), layout_};
+}
+
+void KvCache::copy_prefix(const ExecContext& ctx, int64_t src, int64_t dst, int64_t n_positions) {
+  const int64_t layers = max_slots_ > 0 ? keys_.size(0) / max_slots_ : 0;
+  for (int64_t l = 0; l < layers; ++l) {
+    ops::KvLayerView view = layer(l);
+    ops::kv_copy(ctx, view, src, dst, n_positions);
+  }
 }
 
 }  // namespace eagerlm::gpt2

@@ -1,6 +1,9 @@
 #include "models/gpt2/model.h"
 
+#include <algorithm>
+
 #include "engine/core/error.h"
+#include "engine/core/weight_convert.h"
 #include "models/gpt2/checkpoint.h"
 
 namespace eagerlm::gpt2 {
@@ -18,12 +21,37 @@ Tensor to_compute_tensor(const Tensor& t, Device device) {
   return f32.device() == device ? f32 : f32.to(device);
 }
 
+size_t bytes_of(const Tensor& t) { return t.defined() ? t.nbytes() : 0; }
+
+[[noreturn]] void bad_parameter(const std::string& name, const std::string& what) {
+  throw_error(ErrorCode::kInvalidArgument, "parameter " + name + ": " + what);
+}
+
+// The stored matrix `i` of `params` as a WeightTensor, its int8 scales checked.
+WeightTensor stored_matrix(const ParameterTensors& params, size_t i) {
+  const ParameterSpec& spec = params.specs[i];
+  const Tensor& t = params.tensors[i];
+  const auto type = weight_type_of(t.dtype());
+  if (!type) bad_parameter(spec.name, std::string("dtype ") + dtype_name(t.dtype()) + " is no weight type");
+  WeightTensor w{*type, *spec.matrix, t, params.scales_of(i)};
+  if (*type == WeightType::kInt8) {
+    const Shape want = scale_shape(t.shape(), w.layout);
+    if (!int8_shape_ok(*type, w.inputs()))
+      bad_parameter(spec.name, "int8 needs a multiple of " + std::to_string(kInt8Block) + " inputs, has " +
+                                   std::to_string(w.inputs()));
+    if (!w.scales.defined() || w.scales.dtype() != DType::kF32 || w.scales.shape() != want)
+      bad_parameter(spec.name, "int8 weights need F32 scales " + want.to_string() + ", got " +
+                                   (w.scales.defined() ? w.scales.describe() : std::string("none")));
+  }
+  return w;
+}
+
 }  // namespace
 
-Model::Model(const Config& config, ParameterTensors params, Device device)
-    : config_(config), params_(std::move(params)), device_(device) {
+Model::Model(const Config& config, ParameterTensors params, Device device, WeightType weights, DType kv_type)
+    : config_(config), params_(std::move(params)), device_(device), weight_type_(weights), kv_type_(kv_type) {
   const auto& p = params_;
-  weights_.wte = p.get("wte.weight");
+  weights_.wte = p.weight("wte.weight");
   weights_.wpe = p.get("wpe.weight");
   weights_.ln_f_weight = p.get("ln_f.weight");
   weights_.ln_f_bias = p.get("ln_f.bias");
@@ -32,48 +60,79 @@ Model::Model(const Config& config, ParameterTensors params, Device device)
     BlockWeights b;
     b.ln_1_weight = p.get(h + "ln_1.weight");
     b.ln_1_bias = p.get(h + "ln_1.bias");
-    b.attn_weight = p.get(h + "attn.c_attn.weight");
+    b.attn_weight = p.weight(h + "attn.c_attn.weight");
     b.attn_bias = p.get(h + "attn.c_attn.bias");
-    b.attn_proj_weight = p.get(h + "attn.c_proj.weight");
+    b.attn_proj_weight = p.weight(h + "attn.c_proj.weight");
     b.attn_proj_bias = p.get(h + "attn.c_proj.bias");
     b.ln_2_weight = p.get(h + "ln_2.weight");
     b.ln_2_bias = p.get(h + "ln_2.bias");
-    b.fc_weight = p.get(h + "mlp.c_fc.weight");
+    b.fc_weight = p.weight(h + "mlp.c_fc.weight");
     b.fc_bias = p.get(h + "mlp.c_fc.bias");
-    b.mlp_proj_weight = p.get(h + "mlp.c_proj.weight");
+    b.mlp_proj_weight = p.weight(h + "mlp.c_proj.weight");
     b.mlp_proj_bias = p.get(h + "mlp.c_proj.bias");
     weights_.blocks.push_back(std::move(b));
   }
 }
 
-std::shared_ptr<const Model> Model::from_parameters(const Config& config, ParameterTensors params,
-                                                    Device device, const ProgressFn& progress) {
+std::shared_ptr<const Model> Model::from_parameters(const Config& config, ParameterTensors params, Device device,
+                                                    const ModelOptions& options) {
   config.validate("model config");
+  if (options.kv_type != DType::kF32 && options.kv_type != DType::kBF16 && options.kv_type != DType::kF16)
+    throw_error(ErrorCode::kInvalidArgument,
+                std::string("KV cache type ") + dtype_name(options.kv_type) + ": expected F32, BF16 or F16");
   const auto specs = parameter_specs(config);
-  if (params.specs.size() != specs.size() || params.tensors.size() != specs.size())
+  if (params.specs.size() != specs.size() || params.tensors.size() != specs.size() ||
+      (!params.scales.empty() && params.scales.size() != specs.size()))
     throw_error(ErrorCode::kInvalidArgument, "parameter list does not match the config");
-  size_t total = 0, done = 0;
-  for (const auto& t : params.tensors) total += size_t(t.numel()) * 4;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    if (params.specs[i].name != specs[i].name || params.tensors[i].shape() != specs[i].shape)
+  for (size_t i = 0; i < specs.size(); ++i)
+    if (params.specs[i].name != specs[i].name)
       throw_error(ErrorCode::kInvalidArgument,
-                  "parameter " + specs[i].name + ": expected shape " + specs[i].shape.to_string() +
-                      ", got " + params.tensors[i].describe());
-    params.tensors[i] = to_compute_tensor(params.tensors[i], device);
-    done += size_t(params.tensors[i].numel()) * 4;
-    if (progress) progress(done, total);
+                  "parameter " + std::to_string(i) + " is " + params.specs[i].name + ", expected " + specs[i].name);
+  params.specs = specs;  // the matrix roles come from the config, whatever the caller's specs say
+  params.scales.resize(specs.size());
+  const WeightType type = options.weights.value_or(stored_weight_type(params).value_or(WeightType::kF32));
+  size_t total = 0, done = 0;
+  for (size_t i = 0; i < specs.size(); ++i) total += params.tensors[i].nbytes() + bytes_of(params.scales_of(i));
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const ParameterSpec& spec = specs[i];
+    if (params.tensors[i].shape() != spec.shape)
+      throw_error(ErrorCode::kInvalidArgument, "parameter " + spec.name + ": expected shape " +
+                                                   spec.shape.to_string() + ", got " + params.tensors[i].describe());
+    const size_t bytes = params.tensors[i].nbytes() + bytes_of(params.scales_of(i));
+    if (spec.matrix) {
+      const WeightTensor source = stored_matrix(params, i);
+      const double per_element = double(bytes) / double(std::max<int64_t>(1, spec.shape.numel()));
+      const WeightTensor w = convert_weight(source, type, device, spec.name.c_str(), [&](int64_t elements) {
+        if (options.progress) options.progress(done + size_t(double(elements) * per_element), total);
+      });
+      params.tensors[i] = w.data;
+      params.scales[i] = w.scales;
+    } else {
+      if (params.tensors[i].dtype() == DType::kI8 || params.scales_of(i).defined())
+        bad_parameter(spec.name, "only weight matrices may be int8");
+      params.tensors[i] = to_compute_tensor(params.tensors[i], device);
+    }
+    done += bytes;
+    if (options.progress) options.progress(done, total);
   }
-  return std::shared_ptr<const Model>(new Model(config, std::move(params), device));
+  return std::shared_ptr<const Model>(new Model(config, std::move(params), device, type, options.kv_type));
 }
 
-std::shared_ptr<const Model> Model::load(const std::string& dir, Device device, const ProgressFn& progress) {
+std::shared_ptr<const Model> Model::load(const std::string& dir, Device device, const ModelOptions& options) {
   LoadedCheckpoint ckpt = load_checkpoint(dir);
-  return from_parameters(ckpt.config, std::move(ckpt.parameters), device, progress);
+  return from_parameters(ckpt.config, std::move(ckpt.parameters), device, options);
 }
 
 int64_t Model::parameter_count() const {
   int64_t n = 0;
   for (const auto& t : params_.tensors) n += t.numel();
+  return n;
+}
+
+size_t Model::matrix_bytes() const {
+  size_t n = 0;
+  for (size_t i = 0; i < params_.specs.size(); ++i)
+    if (params_.specs[i].matrix) n += params_.tensors[i].nbytes() + bytes_of(params_.scales_of(i));
   return n;
 }
 

@@ -1,60 +1,86 @@
-// A GPT-2 model ready to run: its config and its float32 weights on one device. Immutable once
+// A GPT-2 model ready to run: its config and its weights on one device, its weight matrices in
+// one weight type (f32, bf16, f16 or int8: engine/core/weight_tensor.h) and everything else in
+// float32, plus the KV-cache type its forward passes use unless told otherwise. Immutable once
 // built, so one Model can be shared by several generators in several threads.
 #pragma once
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/core/tensor.h"
+#include "engine/core/weight_tensor.h"
 #include "models/gpt2/config.h"
 #include "models/gpt2/parameters.h"
 
 namespace eagerlm::gpt2 {
 
-// One transformer block's weights. Linear weights are [in, out] (Conv1D layout).
+// One transformer block's weights. Linear weights are [in, out] (Conv1D layout: input-major).
 struct BlockWeights {
-  Tensor ln_1_weight, ln_1_bias;          // [d]
-  Tensor attn_weight, attn_bias;          // [d, 3d], [3d]  (q | k | v, each head-major)
-  Tensor attn_proj_weight, attn_proj_bias;  // [d, d], [d]
-  Tensor ln_2_weight, ln_2_bias;          // [d]
-  Tensor fc_weight, fc_bias;              // [d, m], [m]
-  Tensor mlp_proj_weight, mlp_proj_bias;  // [m, d], [d]
+  Tensor ln_1_weight, ln_1_bias;                  // [d]
+  WeightTensor attn_weight;                       // [d, 3d]  (q | k | v, each head-major)
+  Tensor attn_bias;                               // [3d]
+  WeightTensor attn_proj_weight;                  // [d, d]
+  Tensor attn_proj_bias;                          // [d]
+  Tensor ln_2_weight, ln_2_bias;                  // [d]
+  WeightTensor fc_weight;                         // [d, m]
+  Tensor fc_bias;                                 // [m]
+  WeightTensor mlp_proj_weight;                   // [m, d]
+  Tensor mlp_proj_bias;                           // [d]
 };
 
-struct Weights {
-  Tensor wte;  // [vocab, d]; also the output head (tied)
-  Tensor wpe;  // [n_positions, d]
+struct ModelWeights {
+  WeightTensor wte;  // [vocab, d], output-major: the token embedding and the output head (tied)
+  Tensor wpe;        // [n_positions, d]
   std::vector<BlockWeights> blocks;
   Tensor ln_f_weight, ln_f_bias;  // [d]
 };
 
-// Called with (bytes done, bytes total) while weights load or upload.
+// Called with (bytes done, bytes total) while weights load, convert or upload.
 using ProgressFn = std::function<void(size_t, size_t)>;
+
+struct ModelOptions {
+  // The weight matrices' type; nullopt keeps the type the parameters are stored in when they all
+  // share one (a bf16 checkpoint stays bf16, an int8 one int8), else float32.
+  std::optional<WeightType> weights;
+  DType kv_type = DType::kF32;  // the KV cache of its forward passes: F32, BF16 or F16
+  ProgressFn progress;
+};
 
 class Model {
  public:
-  // Takes ownership of `params` (any storage dtype), converting to float32 and moving to
-  // `device` where needed. Shapes must match parameter_specs(config).
-  static std::shared_ptr<const Model> from_parameters(const Config& config, ParameterTensors params,
-                                                      Device device, const ProgressFn& progress = {});
+  // Takes ownership of `params` (any storage dtype; int8 matrices with their scales), converting
+  // the weight matrices to the chosen type and everything else to float32 (on all cores, with
+  // progress), and moving them to `device` where needed. Shapes must match
+  // parameter_specs(config). Throws kInvalidArgument for a parameter that does not fit (an I8
+  // tensor that is no weight matrix, missing or misshapen scales, int8 asked of a matrix whose
+  // inputs are no multiple of 32).
+  static std::shared_ptr<const Model> from_parameters(const Config& config, ParameterTensors params, Device device,
+                                                      const ModelOptions& options = {});
   // Loads a Hugging Face GPT-2 directory (see models/gpt2/checkpoint.h).
-  static std::shared_ptr<const Model> load(const std::string& dir, Device device,
-                                           const ProgressFn& progress = {});
+  static std::shared_ptr<const Model> load(const std::string& dir, Device device, const ModelOptions& options = {});
 
   const Config& config() const { return config_; }
   Device device() const { return device_; }
-  const Weights& weights() const { return weights_; }
+  const ModelWeights& weights() const { return weights_; }
+  // What the model holds, in spec order (the weight matrices in weight_type(), with scales).
   const ParameterTensors& parameters() const { return params_; }
   int64_t parameter_count() const;
+  WeightType weight_type() const { return weight_type_; }
+  DType kv_type() const { return kv_type_; }
+  // Bytes of the weight matrices as held, scales included.
+  size_t matrix_bytes() const;
 
  private:
-  Model(const Config& config, ParameterTensors params, Device device);
+  Model(const Config& config, ParameterTensors params, Device device, WeightType weights, DType kv_type);
   Config config_;
   ParameterTensors params_;
   Device device_;
-  Weights weights_;
+  WeightType weight_type_;
+  DType kv_type_;
+  ModelWeights weights_;
 };
 
 }  // namespace eagerlm::gpt2

@@ -5,10 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/core/tensor.h"
+#include "engine/core/weight_tensor.h"
 #include "models/gpt2/config.h"
 
 namespace eagerlm::gpt2 {
@@ -26,7 +28,15 @@ struct ParameterSpec {
   Shape shape;
   InitKind init;
   double stddev = 0.0;  // for the normal kinds; 0 otherwise
+  // Set for the weight matrices that take the model's weight type (f32, bf16, f16, int8): every
+  // linear layer's weight (input-major) and the tied embedding wte (output-major). The others
+  // (wpe, biases, layer norms) are always float32 to compute.
+  std::optional<WeightLayout> matrix = std::nullopt;
 };
+
+// The name of an int8 weight's scale tensor in a checkpoint: "<name>_scale", e.g.
+// "h.0.attn.c_attn.weight_scale" (docs/formats.md, "int8 checkpoints").
+std::string scale_tensor_name(const std::string& weight_name);
 
 // Canonical order: wte, wpe, then each block h.0 .. h.{n_layer-1}, then ln_f.
 std::vector<ParameterSpec> parameter_specs(const Config& config);
@@ -34,13 +44,23 @@ std::vector<ParameterSpec> parameter_specs(const Config& config);
 int64_t parameter_count(const Config& config);
 
 // A model's parameters: specs in canonical order and one tensor per spec (same index), each
-// contiguous, float32 for compute (or the requested storage dtype for `eagerlm init --dtype`).
+// contiguous: as stored in a checkpoint (F32, F16, BF16, or I8 for an int8 weight matrix), or as
+// a model holds them (float32, and its weight matrices in its weight type). `scales` is empty,
+// or has one entry per spec: the F32 scales of an I8 matrix, undefined for every other tensor.
 struct ParameterTensors {
   std::vector<ParameterSpec> specs;
   std::vector<Tensor> tensors;
+  std::vector<Tensor> scales;
 
   const Tensor& get(const std::string& name) const;  // throws kInternal if absent
-  size_t total_bytes() const;
+  // A weight matrix (spec.matrix set) with its scales, as the ops take it.
+  WeightTensor weight(const std::string& name) const;
+  const Tensor& scales_of(size_t i) const;  // undefined Tensor when there are none
+  size_t total_bytes() const;                // tensors and scales
 };
+
+// The weight type a checkpoint's matrices share (nullopt when they differ, or a matrix's dtype is
+// no weight type): what a model keeps unless asked for another.
+std::optional<WeightType> stored_weight_type(const ParameterTensors& parameters);
 
 }  // namespace eagerlm::gpt2
