@@ -2,6 +2,8 @@
 // devices, CPU threads, why a generation finished, and the library's version.
 #pragma once
 
+#include <cstdint>
+
 #include "export.h"
 
 namespace eagerlm {
@@ -19,8 +21,16 @@ enum class FinishReason {
   kStop,      // a stop string appeared (the text is cut before it)
   kLength,    // max_new_tokens reached, or the generator's max_length
   kCallback,  // the per-token callback returned false
+  kCancelled,  // the request was cancelled (Engine, or an interrupted generation)
 };
-EAGERLM_API const char* finish_reason_name(FinishReason reason);  // "eos", "stop", "length", "callback"
+// "eos", "stop", "length", "callback", "cancelled"
+EAGERLM_API const char* finish_reason_name(FinishReason reason);
+
+// A token with its log-probability (an alternative at one position, with top_logprobs).
+struct TokenLogprob {
+  int32_t id = -1;
+  float logprob = 0.0f;
+};
 
 // CPU threads that each later generate() or logits() call uses, from any thread (OpenMP; OpenBLAS
 // stays single-threaded). n = 0 restores the default: OMP_NUM_THREADS, else every core available

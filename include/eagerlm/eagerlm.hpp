@@ -4,8 +4,10 @@
 // rules and the ABI promise.
 #pragma once
 
-#include "eagerlm/version.h"
 #include "common.hpp"
+#include "eagerlm/version.h"
+#include "engine.hpp"
 #include "error.hpp"
 #include "generator.hpp"
 #include "model.hpp"
+#include "parameters.hpp"

@@ -17,9 +17,11 @@ enum class ErrorCode {
   kUnsupported,      // a valid request this build or machine cannot serve (e.g. CUDA without a GPU)
   kOutOfMemory,      // an allocation that failed or would not fit
   kInternal,         // a broken invariant: a bug in eagerlm
+  kBusy,             // no room now (a full request queue): the same call may succeed later
 };
 
-// "invalid argument", "invalid file", "I/O error", "unsupported", "out of memory", "internal error".
+// "invalid argument", "invalid file", "I/O error", "unsupported", "out of memory", "internal error",
+// "busy".
 EAGERLM_API const char* error_code_name(ErrorCode code);
 
 class EAGERLM_API Error : public std::runtime_error {
