@@ -5,9 +5,9 @@
 #include <memory>
 #include <string>
 
+#include "cli/cli_common.h"
+#include "cli/commands.h"
 #include "engine/tokenizer/tokenizer.h"
-#include "tools/cli/cli_common.h"
-#include "tools/cli/commands.h"
 
 namespace eagerlm::cli {
 namespace {
@@ -20,10 +20,10 @@ struct TokenizeOptions {
 };
 
 int run_tokenize(const TokenizeOptions& o) {
-  const Tokenizer tok = o.model_dir.empty() ? Tokenizer::gpt2() : Tokenizer::for_model_directory(o.model_dir);
+  const Tokenizer tok = tokenizer_for(o.model_dir);
   EncodeOptions options;
   options.parse_special = o.parse_special;
-  options.invalid_utf8 = o.invalid_utf8 == "replace" ? InvalidUtf8::kReplace : InvalidUtf8::kError;
+  options.invalid_utf8 = invalid_utf8_mode(o.invalid_utf8);
 
   const std::string text = read_all_stdin();
   std::vector<int32_t> ids;
@@ -42,8 +42,7 @@ int run_tokenize(const TokenizeOptions& o) {
     line += std::to_string(ids[i]);
   }
   line += o.json ? "]\n" : "\n";
-  if (std::fwrite(line.data(), 1, line.size(), stdout) != line.size() || std::fflush(stdout) != 0)
-    throw_error(ErrorCode::kIo, "cannot write the token ids to standard output");
+  write_stdout(line, "the token ids");
   return 0;
 }
 
@@ -52,13 +51,10 @@ int run_tokenize(const TokenizeOptions& o) {
 Subcommand add_tokenize_command(CLI::App& root) {
   auto o = std::make_shared<TokenizeOptions>();
   CLI::App* app = root.add_subcommand("tokenize", "Text on standard input to GPT-2 token ids");
-  app->add_option("-m,--model", o->model_dir,
-                  "Model directory whose tokenizer files to use (default: the built-in GPT-2 vocabulary)");
+  add_tokenizer_option(*app, o->model_dir);
   app->add_flag("--json", o->json, "Print one JSON array");
   app->add_flag("--parse-special", o->parse_special, "Encode <|endoftext|> in the text as the special token");
-  app->add_option("--invalid-utf8", o->invalid_utf8, "Input bytes that are not UTF-8: error or replace (with U+FFFD)")
-      ->check(CLI::IsMember({"error", "replace"}))
-      ->capture_default_str();
+  add_invalid_utf8_option(*app, o->invalid_utf8);
   return {app, [o] { return run_tokenize(*o); }};
 }
 

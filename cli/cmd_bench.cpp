@@ -1,7 +1,8 @@
-// `eagerlm bench`: the engine's speed on this machine, measured beside the machine's own limits
-// in the same run — first-token latency (cold and warm), prefill throughput against the FP32
-// peak, decode latency by batch size and by position against the memory-bandwidth floor.
-// Numbers are medians; --json prints one object for tools and docs/benchmarks.md.
+// `eagerlm bench`: the engine's speed on this machine, measured beside the limits of the device
+// it runs on (the CPU's, or with --device cuda the GPU's own), in the same run — first-token
+// latency (cold and warm), prefill throughput against the GEMM peak, decode latency by batch size
+// and by position against the memory-bandwidth floor. Numbers are medians; --json prints one
+// object for tools and docs/benchmarks.md.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -9,12 +10,16 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cli/bench_requests.h"
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "cli/model_source.h"
+#include "engine/core/backend.h"
+#include "engine/core/cpu_backend.h"
 #include "engine/core/threads.h"
+#include "engine/generation/step_packer.h"
+#include "kernels/cpu/cpu_ops.h"
 #include "models/gpt2/forward.h"
-#include "tools/bench/machine_probe.h"
-#include "tools/cli/cli_common.h"
-#include "tools/cli/commands.h"
-#include "tools/cli/model_source.h"
 
 namespace eagerlm::cli {
 
@@ -24,11 +29,13 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 struct BenchOptions {
-  ModelSource source;
+  ModelFlags source;
   int threads = 0;
   int decode_steps = 16;
   bool json = false;
   bool quick = false;  // fewer, shorter measurements (CI smoke runs)
+  RequestBenchOptions requests;
+  bool request_bench = false;  // --requests given: the continuous-batching benchmark instead
 };
 
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
@@ -53,10 +60,15 @@ double prefill_flops(const gpt2::Config& c, double T) {
   return per_token_linear * T + attention + 2 * d * double(c.vocab_size);
 }
 
-// Bytes a batch-1 decode step must read: every weight once, except wpe (one row).
+// Bytes a batch-1 decode step must read: every weight once as the model holds it (the matrices in
+// its weight type, int8 scales included; the rest float32), except wpe (one row).
 double decode_weight_bytes(const gpt2::Model& model) {
   const auto& c = model.config();
-  return double(model.parameter_count() - c.n_positions * c.n_embd + c.n_embd) * sizeof(float);
+  const auto& p = model.parameters();
+  int64_t float_elements = 0;  // the parameters that are no weight matrix, always float32
+  for (size_t i = 0; i < p.specs.size(); ++i)
+    if (!p.specs[i].matrix) float_elements += p.specs[i].shape.numel();
+  return double(model.matrix_bytes()) + double(float_elements - c.n_positions * c.n_embd + c.n_embd) * sizeof(float);
 }
 
 // Untimed decode steps before the timed ones: on CUDA the first step at a batch size runs eagerly
@@ -65,20 +77,18 @@ constexpr int kDecodeWarmup = 2;
 
 // Median ms of `steps` decode steps of `batch` sequences, each first prefilled to `position`
 // (then kDecodeWarmup untimed steps).
-double time_decode(const std::shared_ptr<const gpt2::Model>& model, const gpt2::ForwardLimits& exec,
-                   int64_t batch, int64_t position, int steps) {
+double time_decode(const std::shared_ptr<const gpt2::Model>& model, const gpt2::ForwardLimits& exec, int64_t batch,
+                   int64_t position, int steps) {
   const auto& c = model->config();
   gpt2::ForwardLimits lim = exec;
   lim.max_slots = batch;
   lim.max_len = std::min<int64_t>(c.n_positions, position + kDecodeWarmup + steps);
-  lim.max_step_rows = std::min<int64_t>(512, batch * position);
+  lim.max_step_rows = std::min<int64_t>(kDefaultStepRows, batch * position);
   gpt2::ForwardPass fwd(model, lim);
   const auto prompt = tokens(size_t(position), c.vocab_size);
-  for (int64_t s = 0; s < batch; ++s)
-    for (int64_t start = 0; start < position; start += 512) {
-      const int32_t n = int32_t(std::min<int64_t>(512, position - start));
-      fwd.step({{int32_t(s), int32_t(start), prompt.data() + start, n}}, gpt2::LogitsFor::kLastToken);
-    }
+  StepPacker packer(lim.max_step_rows);
+  for (int64_t s = 0; s < batch; ++s) packer.add(int32_t(s), prompt.data(), int32_t(position));
+  while (!packer.done()) fwd.step(packer.next(), gpt2::LogitsFor::kLastToken);
   std::vector<int32_t> next(size_t(batch), 42);
   std::vector<double> ms;
   for (int i = 0; i < kDecodeWarmup + steps; ++i) {
@@ -95,22 +105,50 @@ double time_decode(const std::shared_ptr<const gpt2::Model>& model, const gpt2::
 int run_bench(const BenchOptions& o) {
   apply_threads(o.threads);
   const int threads = num_threads();
+  if (o.request_bench) return run_request_bench(o.source, o.requests, threads, o.json);
   auto say = [&](const char* fmt, auto... args) {
     if (!o.json) std::fprintf(stderr, fmt, args...);
   };
-  say("eagerlm bench: measuring the machine (%d threads)...\n", threads);
+  const Device device = parse_device(o.source.device);
+  say("eagerlm bench: measuring the %s (%d threads, CPU kernels: %s)...\n", device == Device::kCuda ? "GPU" : "machine",
+      threads, cpu::active_isa());
   const gpt2::ForwardLimits exec = execution_limits(o.source);  // flag errors before any work
-  const bench::MachineInfo machine = bench::probe_machine(threads);
-  LoadedModel lm = load_model(o.source, o.json);
+  const DeviceLimits limits = backend_for(device).measure_limits(threads);
+  gpt2::LoadedModel lm = load_model(o.source, o.json);
   const auto& model = lm.model;
   const auto& c = model->config();
   const int steps = o.quick ? 4 : o.decode_steps;
-  json out = {{"machine", {{"cpu", machine.cpu}, {"threads", threads}, {"read_gbps", machine.read_gbps},
-                           {"read_gbps_median", machine.read_gbps_median}, {"fp32_peak_gflops", machine.fp32_gflops}}},
-              {"model", {{"name", lm.description}, {"parameters", model->parameter_count()},
-                         {"device", device_name(model->device())}, {"gemm_math", gemm_math_name(exec.gemm_math)},
-                         {"cuda_graphs", model->device() == Device::kCuda && exec.cuda_graphs}}},
-              {"load_ms", lm.load_ms}};
+  // Prefill is set against the peak of the GEMM math it runs with.
+  const double peak = exec.gemm_math == GemmMath::kTf32   ? limits.peak_tf32_gflops
+                      : exec.gemm_math == GemmMath::kBf16 ? limits.peak_bf16_gflops
+                                                          : limits.peak_gflops;
+  json machine = {{"device", device_name(device)},
+                  {"read_gbps", limits.read_gbps},
+                  {"read_gbps_median", limits.read_gbps_median},
+                  {"read_method", limits.read_method},
+                  {"fp32_peak_gflops", limits.peak_gflops}};
+  json out;
+  if (device == Device::kCuda) {
+    machine["gpu"] = limits.name;
+    machine["tf32_peak_gflops"] = limits.peak_tf32_gflops;
+    machine["bf16_peak_gflops"] = limits.peak_bf16_gflops;
+    out["host"] = {{"cpu", cpu_model_name()}, {"isa", cpu::active_isa()}, {"threads", threads}};  // not measured
+  } else {
+    machine["cpu"] = limits.name;
+    machine["isa"] = cpu::active_isa();
+    machine["threads"] = threads;
+  }
+  out["machine"] = machine;
+  out["model"] = {{"name", lm.description},
+                  {"parameters", model->parameter_count()},
+                  {"device", device_name(model->device())},
+                  {"gemm_math", gemm_math_name(exec.gemm_math)},
+                  {"weights", weight_type_name(model->weight_type())},
+                  {"kv_type", dtype_name(model->kv_type())},
+                  {"cuda_graphs", model->device() == Device::kCuda && exec.graphs}};
+  out["load_ms"] = lm.load_ms;
+  say("model: %s, weights %s (%.1f MB of matrices), KV cache %s\n", lm.description.c_str(),
+      weight_type_name(model->weight_type()), double(model->matrix_bytes()) / 1e6, dtype_name(model->kv_type()));
 
   // First token: the first step a fresh ForwardPass ever runs, then the same step warm.
   {
@@ -147,18 +185,21 @@ int run_bench(const BenchOptions& o) {
       ms.push_back(ms_since(t0));
     }
     const double t = median(ms), gflops = prefill_flops(c, double(T)) / (t * 1e6);
-    out["prefill"].push_back({{"tokens", T}, {"ms", t}, {"tokens_per_second", double(T) * 1000 / t},
-                              {"gflops", gflops}, {"percent_of_peak", 100 * gflops / machine.fp32_gflops}});
-    say("prefill %lld tokens: %.1f ms, %.0f tokens/s, %.1f GFLOP/s = %.0f%% of FP32 peak (%.1f)\n", (long long)T, t,
-        double(T) * 1000 / t, gflops, 100 * gflops / machine.fp32_gflops, machine.fp32_gflops);
+    out["prefill"].push_back({{"tokens", T},
+                              {"ms", t},
+                              {"tokens_per_second", double(T) * 1000 / t},
+                              {"gflops", gflops},
+                              {"percent_of_peak", 100 * gflops / peak}});
+    say("prefill %lld tokens: %.1f ms, %.0f tokens/s, %.1f GFLOP/s = %.0f%% of the %s peak (%.1f)\n", (long long)T, t,
+        double(T) * 1000 / t, gflops, 100 * gflops / peak, gemm_math_name(exec.gemm_math), peak);
   }
 
   out["decode_batch"] = json::array();
   for (int64_t b : {int64_t(1), int64_t(8), int64_t(32)}) {
     if (o.quick && b > 8) continue;
     const double ms = time_decode(model, exec, b, 16, steps);
-    out["decode_batch"].push_back({{"batch", b}, {"position", 16}, {"ms_per_step", ms},
-                                   {"tokens_per_second", double(b) * 1000 / ms}});
+    out["decode_batch"].push_back(
+        {{"batch", b}, {"position", 16}, {"ms_per_step", ms}, {"tokens_per_second", double(b) * 1000 / ms}});
     say("decode batch %2lld at position 16: %.2f ms/step, %.1f tokens/s\n", (long long)b, ms, double(b) * 1000 / ms);
   }
 
@@ -173,15 +214,19 @@ int run_bench(const BenchOptions& o) {
   }
 
   const double bytes = decode_weight_bytes(*model);
-  const double floor_ms = bytes / (machine.read_gbps * 1e9) * 1e3;
-  const double median_floor_ms = bytes / (machine.read_gbps_median * 1e9) * 1e3;
-  out["decode_floor"] = {{"weight_bytes_per_token", bytes}, {"read_gbps", machine.read_gbps}, {"floor_ms", floor_ms},
-                         {"measured_ms", decode_b1}, {"ratio", decode_b1 / floor_ms},
-                         {"read_gbps_median", machine.read_gbps_median}, {"median_floor_ms", median_floor_ms},
+  const double floor_ms = bytes / (limits.read_gbps * 1e9) * 1e3;
+  const double median_floor_ms = bytes / (limits.read_gbps_median * 1e9) * 1e3;
+  out["decode_floor"] = {{"weight_bytes_per_token", bytes},
+                         {"read_gbps", limits.read_gbps},
+                         {"floor_ms", floor_ms},
+                         {"measured_ms", decode_b1},
+                         {"ratio", decode_b1 / floor_ms},
+                         {"read_gbps_median", limits.read_gbps_median},
+                         {"median_floor_ms", median_floor_ms},
                          {"ratio_to_median_floor", decode_b1 / median_floor_ms}};
   say("decode floor: %.1f MB of weights / %.1f GB/s (best pass; median %.1f) = %.2f ms (%.2f); measured %.2f ms = "
       "%.2fx the floor (%.2fx the median-pass floor)\n",
-      bytes / 1e6, machine.read_gbps, machine.read_gbps_median, floor_ms, median_floor_ms, decode_b1,
+      bytes / 1e6, limits.read_gbps, limits.read_gbps_median, floor_ms, median_floor_ms, decode_b1,
       decode_b1 / floor_ms, decode_b1 / median_floor_ms);
   if (o.json) std::cout << out.dump(2) << "\n";
   return 0;
@@ -198,6 +243,15 @@ Subcommand add_bench_command(CLI::App& root) {
       ->check(CLI::Range(1, 24))
       ->capture_default_str();
   app->add_flag("--quick", o->quick, "Fewer, shorter measurements (smoke test)");
+  app->add_option("--requests", o->requests.requests,
+                  "Instead: N requests (prompts 16-512 tokens, budgets 16-256) arriving over time, through the "
+                  "continuous-batching engine at each --parallel slot count")
+      ->each([o](const std::string&) { o->request_bench = true; });
+  app->add_option("--parallel", o->requests.parallel, "With --requests: cache slots to compare (e.g. 1,4,8,16)")
+      ->delimiter(',')
+      ->capture_default_str();
+  app->add_option("--arrival-seconds", o->requests.arrival_seconds,
+                  "With --requests: spread of the arrivals (default: a quarter of the estimated 1-slot run)");
   app->add_flag("--json", o->json, "Print one JSON object");
   return {app, [o] { return run_bench(*o); }};
 }

@@ -1,5 +1,6 @@
-// A one-line progress bar on standard error for long work (loading, initializing). Draws only
-// when standard error is a terminal and the caller is not in --json mode.
+// A one-line progress bar on standard error for long work (loading, initializing, scoring). Draws
+// only when standard error is a terminal and the caller is not in --json mode. Counts are shown
+// divided by `scale` and followed by `unit` (bytes as MB by default).
 #pragma once
 
 #include <chrono>
@@ -10,7 +11,7 @@ namespace eagerlm::cli {
 
 class ProgressBar {
  public:
-  ProgressBar(std::string label, bool enabled);
+  ProgressBar(std::string label, bool enabled, std::string unit = "MB", double scale = 1e6);
   ~ProgressBar();
   void update(size_t done, size_t total);  // cheap to call often: redraws at most ~20 times/s
   void finish();
@@ -18,6 +19,8 @@ class ProgressBar {
  private:
   std::string label_;
   bool enabled_;
+  std::string unit_;
+  double scale_;
   bool drawn_ = false;
   std::chrono::steady_clock::time_point last_{};
 };

@@ -1,13 +1,13 @@
-#include "tools/cli/progress_bar.h"
+#include "cli/progress_bar.h"
 
 #include <cstdio>
 
-#include "tools/cli/cli_common.h"
+#include "cli/cli_common.h"
 
 namespace eagerlm::cli {
 
-ProgressBar::ProgressBar(std::string label, bool enabled)
-    : label_(std::move(label)), enabled_(enabled && stderr_is_tty()) {}
+ProgressBar::ProgressBar(std::string label, bool enabled, std::string unit, double scale)
+    : label_(std::move(label)), enabled_(enabled && stderr_is_tty()), unit_(std::move(unit)), scale_(scale) {}
 
 ProgressBar::~ProgressBar() { finish(); }
 
@@ -20,9 +20,8 @@ void ProgressBar::update(size_t done, size_t total) {
   constexpr int kWidth = 30;
   const double f = double(done) / double(total);
   const int fill = int(f * kWidth);
-  std::fprintf(stderr, "\r%s [%.*s%*s] %3d%% %.0f/%.0f MB", label_.c_str(), fill,
-               "##############################", kWidth - fill, "", int(f * 100), double(done) / 1e6,
-               double(total) / 1e6);
+  std::fprintf(stderr, "\r%s [%.*s%*s] %3d%% %.0f/%.0f %s", label_.c_str(), fill, "##############################",
+               kWidth - fill, "", int(f * 100), double(done) / scale_, double(total) / scale_, unit_.c_str());
   std::fflush(stderr);
 }
 

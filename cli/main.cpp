@@ -5,25 +5,23 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands.h"
+#include "cli/openmp_wait_policy.h"
+#include "eagerlm/version.h"
 #include "engine/core/error.h"
-#include "tools/cli/commands.h"
-#include "tools/cli/openmp_wait_policy.h"
 
 int main(int argc, char** argv) {
   using namespace eagerlm::cli;
-  prefer_passive_openmp_waiting(argv);
+  prefer_passive_openmp_waiting(argc, argv);
   CLI::App root{"eagerlm: GPT-2 inference engine (CPU and CUDA)", "eagerlm"};
-  root.set_version_flag("--version", "eagerlm 0.1.0");
+  root.set_version_flag("--version", "eagerlm " EAGERLM_VERSION_STRING);
   root.require_subcommand(1);
   root.fallthrough(false);
 
   std::vector<Subcommand> commands = {
-      add_info_command(root),
-      add_init_command(root),
-      add_generate_command(root),
-      add_tokenize_command(root),
-      add_detokenize_command(root),
-      add_bench_command(root),
+      add_info_command(root),       add_init_command(root),     add_generate_command(root),
+      add_perplexity_command(root), add_tokenize_command(root), add_detokenize_command(root),
+      add_bench_command(root),      add_quantize_command(root), add_serve_command(root),
   };
 
   // CLI11 would only say "a subcommand is required"; name the word it did not know.

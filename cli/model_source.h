@@ -1,0 +1,52 @@
+// Where a command's model comes from: `-m DIR` (a Hugging Face GPT-2 directory) or
+// `--preset NAME` (weights initialized by eagerlm from `--init-seed`, meaningless text, no files
+// needed). With neither, the default is GPT-2 124M from seed 0. The flags of the commands that
+// run a model (generate, bench), translated into the engine's one loader (models/gpt2/model_source.h).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+
+#include "eagerlm/model.hpp"
+#include "engine/core/device.h"
+#include "models/gpt2/forward.h"
+#include "models/gpt2/model_source.h"
+
+namespace eagerlm::cli {
+
+struct ModelFlags {
+  std::string model_dir;
+  std::string preset;
+  std::string init_seed = "0";  // parsed by parse_u64_flag
+  std::string device = "cpu";
+  std::string gemm_math = "fp32";  // --gemm-math (CUDA only beyond fp32)
+  bool no_cuda_graphs = false;     // --no-cuda-graphs
+  std::string weights;             // --weights f32|bf16|f16|int8; empty: as the checkpoint stores them
+  std::string kv_type = "f32";     // --kv-type f32|bf16|f16
+};
+
+// execution_flags: also --gemm-math and --no-cuda-graphs (commands that build their own forward pass).
+void add_model_options(CLI::App& app, ModelFlags& flags, bool execution_flags = true);
+
+// The weight type --weights names (nullopt when not given); throws UsageError naming the flag.
+std::optional<WeightType> parse_weights_flag(const std::string& name);
+
+// Loads or initializes the model (its weights in --weights, its KV cache in --kv-type); shows progress on a terminal unless `quiet`. Says on stderr
+// when the weights are random (unless quiet).
+gpt2::LoadedModel load_model(const ModelFlags& flags, bool quiet);
+
+// The same through the public API (for the front ends built on it, such as serve).
+Model load_api_model(const ModelFlags& flags, bool quiet);
+// The name a model goes by: the directory's last component, or the preset's name.
+std::string model_name(const ModelFlags& flags);
+
+// Parses --device; throws UsageError naming the flag.
+Device parse_device(const std::string& name);
+
+// A ForwardLimits carrying the execution choices (--gemm-math, --no-cuda-graphs), for the
+// command to fill in its sizes; throws UsageError when --gemm-math asks tensor cores of the CPU.
+gpt2::ForwardLimits execution_limits(const ModelFlags& flags);
+
+}  // namespace eagerlm::cli
