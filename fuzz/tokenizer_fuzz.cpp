@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/core/utf8.h"
 #include "engine/tokenizer/tokenizer.h"
-#include "engine/tokenizer/utf8.h"
 
 namespace {
 

@@ -34,9 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         raw.merges = eagerlm::parse_merges_text(text, raw.merges_source);
         break;
       }
-      default:
-        raw = eagerlm::parse_tokenizer_json(text, "tokenizer.json");
-        break;
+      default: raw = eagerlm::parse_tokenizer_json(text, "tokenizer.json"); break;
     }
     eagerlm::build_tokenizer_data(raw, "fuzz");
   } catch (const eagerlm::Error&) {
