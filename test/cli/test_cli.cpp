@@ -14,60 +14,13 @@
 #include <random>
 
 #include "models/gpt2/checkpoint.h"
+#include "test/cli/cli_test_support.h"
 #include "test/models/test_models_util.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-namespace {
-
-struct Run {
-  int code;
-  std::string out, err;
-};
-
-// Runs `eagerlm ARGS` with `input` on stdin (and `env`, `env`(1) arguments, before it); captures
-// stdout and stderr.
-Run run_cli(const std::string& args, const std::string& input = "", const std::string& env = "") {
-  static int counter = 0;
-  const fs::path dir = fs::temp_directory_path() / ("eagerlm-cli-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
-  fs::create_directories(dir);
-  std::ofstream(dir / "in", std::ios::binary) << input;
-  const std::string cmd = (env.empty() ? "" : "env " + env + " ") + std::string(EAGERLM_BINARY_DIR) +
-                          "/tools/eagerlm " + args + " <" + (dir / "in").string() +
-                          " >" + (dir / "out").string() + " 2>" + (dir / "err").string();
-  const int status = std::system(cmd.c_str());
-  auto slurp = [](const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  };
-  Run r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "out"), slurp(dir / "err")};
-  fs::remove_all(dir);
-  return r;
-}
-
-// A tiny random GPT-2 with the real vocabulary size, so every GPT-2 token id is valid.
-const std::string& tiny_model_dir() {
-  static const std::string dir = [] {
-    const fs::path d = fs::temp_directory_path() / ("eagerlm-cli-model-" + std::to_string(getpid()));
-    auto c = eagerlm::test::tiny_config(2, 32, 4, 64, 50257);
-    eagerlm::gpt2::save_checkpoint(d.string(), c, eagerlm::test::random_parameters(c, 17));
-    return d.string();
-  }();
-  return dir;
-}
-
-int count_lines(const std::string& s) { return int(std::count(s.begin(), s.end(), '\n')); }
-
-void expect_usage_error(const std::string& args, const std::string& flag) {
-  INFO("eagerlm " << args);
-  const Run r = run_cli(args);
-  CHECK(r.code == 2);
-  CHECK_THAT(r.err, Catch::Contains(flag));
-  CHECK(r.out.empty());
-}
-
-}  // namespace
+using namespace eagerlm::test;
 
 TEST_CASE("usage errors exit 2 naming the flag", "[cli]") {
   const std::string gen = "generate -m " + tiny_model_dir() + " -p hi ";
@@ -151,7 +104,8 @@ TEST_CASE("bad model paths and files fail with one line and exit 1", "[cli][erro
   const fs::path bad = fs::temp_directory_path() / ("eagerlm-bad-" + std::to_string(getpid()));
   fs::create_directories(bad);
   fs::copy_file(tiny_model_dir() + "/config.json", bad / "config.json");
-  std::ofstream(bad / "model.safetensors", std::ios::binary) << std::string("\xff\xff\xff\xff\xff\xff\xff\x00garbage", 15);
+  std::ofstream(bad / "model.safetensors", std::ios::binary)
+      << std::string("\xff\xff\xff\xff\xff\xff\xff\x00garbage", 15);
   const Run corrupt = run_cli("generate -m " + bad.string() + " -p hi");
   CHECK(corrupt.code == 1);
   CHECK(count_lines(corrupt.err) == 1);
@@ -182,16 +136,172 @@ TEST_CASE("info describes a checkpoint; tokenize and detokenize round trip", "[c
 
 TEST_CASE("idle OpenMP threads wait passively unless OMP_WAIT_POLICY says otherwise", "[cli]") {
   // libgomp prints its settings at start-up under OMP_DISPLAY_ENV=VERBOSE; passive waiting is a
-  // spin count of 0 (libgomp's own default spins 300000 times).
-  const Run unset = run_cli("--version", "", "-u OMP_WAIT_POLICY OMP_DISPLAY_ENV=VERBOSE");
+  // spin count of 0 (libgomp's own default spins 300000 times). `init --dry-run` is a command with
+  // parallel work that ends at once (--version, which has none, starts without the switch).
+  const std::string parallel = "init --preset gpt2 --dry-run";
+  const Run unset = run_cli(parallel, "", "-u OMP_WAIT_POLICY OMP_DISPLAY_ENV=VERBOSE");
   CHECK(unset.code == 0);
   const auto last_spin_count = [](const std::string& err) {  // the settings the final image ran with
     const auto at = err.rfind("GOMP_SPINCOUNT = '");
     return at == std::string::npos ? std::string("?") : err.substr(at + 18, err.find('\'', at + 18) - at - 18);
   };
   CHECK(last_spin_count(unset.err) == "0");
-  const Run active = run_cli("--version", "", "OMP_WAIT_POLICY=active OMP_DISPLAY_ENV=VERBOSE");
+  const Run active = run_cli(parallel, "", "OMP_WAIT_POLICY=active OMP_DISPLAY_ENV=VERBOSE");
   CHECK(active.code == 0);
   CHECK(active.err.find("OMP_WAIT_POLICY = 'ACTIVE'") != std::string::npos);
   CHECK(last_spin_count(active.err) != "0");
+}
+
+TEST_CASE("-f and --prompt-file name a file, not a directory", "[cli][errors]") {
+  const Run r = run_cli("generate -m " + tiny_model_dir() + " -n 2 -f " + fs::temp_directory_path().string());
+  CHECK(r.code == 2);  // used to read as an empty prompt and generate from <|endoftext|>, exit 0
+  CHECK_THAT(r.err, Catch::Contains("-f/--file") && Catch::Contains("directory"));
+  CHECK(run_cli("generate -m " + tiny_model_dir() + " -n 2 --prompt-file /nonexistent/prompts").code == 2);
+}
+
+TEST_CASE("more prompts than a step carries all generate", "[cli][batch]") {
+  const fs::path prompts = fs::temp_directory_path() / ("eagerlm-many-" + std::to_string(getpid()));
+  {
+    std::ofstream out(prompts);
+    for (int i = 0; i < 530; ++i) out << "prompt " << i << "\n";
+  }
+  const Run r = run_cli("generate -m " + tiny_model_dir() + " -n 2 --temp 0 --json --prompt-file " + prompts.string());
+  fs::remove(prompts);
+  REQUIRE(r.code == 0);
+  const json j = json::parse(r.out);
+  REQUIRE(j["results"].size() == 530);
+  CHECK(j["results"][529]["ids"].size() == 2);
+}
+
+TEST_CASE("SIGINT and SIGTERM during generate --json print what exists and exit 130/143", "[cli][signals]") {
+  // GPT-2 124M from a preset: slow enough (~20 ms a token here, more under sanitizers) that the
+  // signal comes mid-generation; whenever it comes, the output is one valid JSON object.
+  for (const auto& [signal, status] : {std::pair{"INT", 130}, std::pair{"TERM", 143}}) {
+    INFO("SIG" << signal);
+    const std::string cmd = "timeout --preserve-status -s " + std::string(signal) + " 4 " +
+                            std::string(EAGERLM_BINARY_DIR) + "/bin/eagerlm generate --preset gpt2 -p Hello " +
+                            "-n 1000 --ignore-eos --json";
+    FILE* pipe = ::popen(cmd.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    std::string out;
+    std::array<char, 4096> buf{};
+    for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0;) out.append(buf.data(), n);
+    const int code = ::pclose(pipe);
+    CHECK(WIFEXITED(code));
+    CHECK(WEXITSTATUS(code) == status);
+    const json j = json::parse(out);
+    REQUIRE(j["results"].size() == 1);
+    CHECK(j["results"][0]["finish_reason"] == "interrupted");
+    CHECK(j["results"][0]["ids"].size() < 1000);
+  }
+}
+
+TEST_CASE("info refuses a tokenizer file that exists but cannot be read", "[cli][errors]") {
+  const fs::path dir = fs::temp_directory_path() / ("eagerlm-cli-dangling-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  fs::copy(tiny_model_dir(), dir, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  fs::create_symlink(dir / "blobs" / "gone", dir / "tokenizer.json");
+  const Run r = run_cli("info -m " + dir.string());
+  fs::remove_all(dir);
+  CHECK(r.code == 1);
+  CHECK(count_lines(r.err) == 1);
+  CHECK_THAT(r.err, Catch::Contains("tokenizer.json"));
+}
+
+TEST_CASE("init --out: a killed write leaves nothing that loads and does not block the next init", "[cli][atomic]") {
+  const fs::path dir = fs::temp_directory_path() / ("eagerlm-cli-kill-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  // GPT-2 124M takes about a second to initialize and write: killed (SIGKILL) part way.
+  const std::string cmd = "timeout -s KILL 1.2 " + std::string(EAGERLM_BINARY_DIR) +
+                          "/bin/eagerlm init --preset gpt2 --out " + dir.string() + " >/dev/null 2>&1";
+  (void)std::system(cmd.c_str());
+  if (fs::exists(dir / "config.json")) {
+    // The write finished before the kill: then the model is whole.
+    CHECK(run_cli("info -m " + dir.string()).code == 0);
+  } else {
+    CHECK(run_cli("info -m " + dir.string()).code == 1);  // nothing that loads
+  }
+  // The leftover temporary (if any) does not make the directory "not empty", and is cleaned.
+  fs::remove(dir / "config.json");
+  fs::remove(dir / "model.safetensors");
+  fs::create_directories(dir);
+  std::ofstream(dir / ".model.safetensors.eagerlm-0123456789") << "a stale temporary";
+  const auto config = fs::temp_directory_path() / ("eagerlm-cli-kill-config-" + std::to_string(getpid()) + ".json");
+  std::ofstream(config) << R"({"n_layer": 1, "n_embd": 32, "n_head": 2, "n_positions": 32, "vocab_size": 50257})";
+  const Run again = run_cli("init --config " + config.string() + " --out " + dir.string());
+  CHECK(again.code == 0);
+  size_t entries = 0;
+  for (const auto& e : fs::directory_iterator(dir)) entries += e.path().filename().string()[0] == '.' ? 100 : 1;
+  CHECK(entries == 2);  // config.json and model.safetensors, no temporary
+  CHECK(run_cli("info -m " + dir.string()).code == 0);
+  fs::remove_all(dir);
+  fs::remove(config);
+}
+
+TEST_CASE("a padded vocabulary generates only ids the tokenizer knows", "[cli][vocab]") {
+  const fs::path dir = fs::temp_directory_path() / ("eagerlm-cli-padded-" + std::to_string(getpid()));
+  auto c = eagerlm::test::tiny_config(1, 32, 4, 64, 50304);  // nanoGPT's padded GPT-2 vocabulary
+  eagerlm::gpt2::save_checkpoint(dir.string(), c, eagerlm::test::random_parameters(c, 5));
+  const Run info = run_cli("info --json -m " + dir.string());
+  REQUIRE(info.code == 0);
+  CHECK(json::parse(info.out)["sampled_vocab"] == 50257);
+  const Run r = run_cli("generate -m " + dir.string() +
+                        " -p Hi -n 40 --ignore-eos --temp 3 --top-k 0 --top-p 1 "
+                        "--min-p 0 --seed 1 --json");
+  fs::remove_all(dir);
+  REQUIRE(r.code == 0);
+  const json out = json::parse(r.out);  // named: a range-for would not keep a temporary alive
+  for (const auto& id : out["results"][0]["ids"]) CHECK(id.get<int>() < 50257);
+}
+
+TEST_CASE("bench --json sets its numbers against the device's measured limits", "[cli][bench]") {
+  const Run r = run_cli("bench --quick --json -t 2 -m " + tiny_model_dir());
+  REQUIRE(r.code == 0);
+  const json b = json::parse(r.out);
+  const json& m = b.at("machine");
+  CHECK(m.at("device") == "cpu");
+  CHECK(!m.at("cpu").get<std::string>().empty());
+  CHECK(m.at("read_gbps").get<double>() > 0);
+  CHECK(m.at("read_gbps_median").get<double>() > 0);
+  CHECK(m.at("fp32_peak_gflops").get<double>() > 0);
+  CHECK(!b.contains("host"));  // only where the device is not the host's CPU
+  const json& f = b.at("decode_floor");
+  CHECK(f.at("read_gbps") == m.at("read_gbps"));
+  CHECK(f.at("ratio").get<double>() > 0);
+}
+
+TEST_CASE("--weights converts at load; quantize writes a checkpoint that loads as written", "[cli][weights]") {
+  const std::string gen = "generate -m " + tiny_model_dir() + " -p hi ";
+  expect_usage_error(gen + "--weights int4", "--weights");
+  expect_usage_error(gen + "--kv-type i8", "--kv-type");
+  expect_usage_error("quantize -m " + tiny_model_dir() + " --out x", "--weights");
+
+  const std::string greedy = " --prompt-ids 5,6,7 -n 12 --temp 0 --ignore-eos --json";
+  auto ids_of = [](const Run& r) {
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    return json::parse(r.out)["results"][0]["ids"];
+  };
+  const json at_load = ids_of(run_cli("generate -m " + tiny_model_dir() + " --weights int8" + greedy));
+  CHECK(at_load.size() == 12);
+
+  const fs::path out = fs::temp_directory_path() / ("eagerlm-cli-int8-" + std::to_string(getpid()));
+  fs::remove_all(out);
+  const Run q = run_cli("quantize --json -m " + tiny_model_dir() + " --weights int8 --out " + out.string());
+  INFO(q.err);
+  REQUIRE(q.code == 0);
+  CHECK(json::parse(q.out)["weights"] == "int8");
+  const Run info = run_cli("info --json -m " + out.string());
+  REQUIRE(info.code == 0);
+  CHECK(json::parse(info.out)["weights"] == "int8");
+  CHECK(json::parse(info.out)["int8_scales"].get<int64_t>() > 0);
+  // The written int8 weights are the ones a load converts to: the same greedy ids.
+  CHECK(ids_of(run_cli("generate -m " + out.string() + greedy)) == at_load);
+  CHECK(ids_of(run_cli("generate -m " + out.string() + " --kv-type bf16" + greedy)).size() == 12);
+  // A second quantize into the same place needs --force; onto the source itself never.
+  CHECK(run_cli("quantize -m " + tiny_model_dir() + " --weights int8 --out " + out.string()).code == 2);
+  const Run self = run_cli("quantize -m " + out.string() + " --weights bf16 --out " + out.string() + " --force");
+  CHECK(self.code == 2);
+  CHECK_THAT(self.err, Catch::Contains("--out"));
+  fs::remove_all(out);
 }

@@ -46,12 +46,16 @@ struct Case {
 
 const std::vector<Case>& cases() {
   static const std::vector<Case> all = {
-      {"decode, ragged, one at max_len", 6, 200, 3, 24,
-       {{3, 62, 1}, {0, 199, 1}, {4, 63, 1}, {1, 64, 1}, {5, 127, 1}, {2, 130, 1}}, false, 1.0f},
-      {"prefill and decode mixed, reaching max_len", 4, 256, 2, 64,
-       {{1, 0, 70}, {0, 5, 3}, {3, 250, 6}}, true, 1.0f},
-      {"gpt2-small decode over a long past", 3, 1024, 12, 64, {{2, 1000, 1}, {0, 1023, 1}}, false,
+      {"decode, ragged, one at max_len",
+       6,
+       200,
+       3,
+       24,
+       {{3, 62, 1}, {0, 199, 1}, {4, 63, 1}, {1, 64, 1}, {5, 127, 1}, {2, 130, 1}},
+       false,
        1.0f},
+      {"prefill and decode mixed, reaching max_len", 4, 256, 2, 64, {{1, 0, 70}, {0, 5, 3}, {3, 250, 6}}, true, 1.0f},
+      {"gpt2-small decode over a long past", 3, 1024, 12, 64, {{2, 1000, 1}, {0, 1023, 1}}, false, 1.0f},
       {"full-length prefill, odd d_head", 2, 97, 5, 33, {{1, 0, 97}}, false, 1.0f},
       {"d_head wider than a block", 2, 130, 1, 160, {{1, 10, 5}, {0, 0, 1}}, true, 1.0f},
       {"peaky softmax", 3, 300, 4, 64, {{0, 100, 4}, {2, 0, 65}, {1, 299, 1}}, false, 6.0f},
@@ -64,8 +68,7 @@ struct Batch {
   std::vector<int32_t> slot, row_start, n_new, past_len;
   int32_t n_rows = 0;
   StepBatch host() const {
-    return {int32_t(slot.size()), n_rows, slot.data(), row_start.data(), n_new.data(),
-            past_len.data()};
+    return {int32_t(slot.size()), n_rows, slot.data(), row_start.data(), n_new.data(), past_len.data()};
   }
 };
 
@@ -92,11 +95,13 @@ struct DeviceBatch {
   DeviceBuffer<int32_t> slot, row_start, n_new, past_len;
   int32_t n_seq, n_rows;
   explicit DeviceBatch(const Batch& b)
-      : slot(b.slot), row_start(b.row_start), n_new(b.n_new), past_len(b.past_len),
-        n_seq(int32_t(b.slot.size())), n_rows(b.n_rows) {}
-  StepBatch get() const {
-    return {n_seq, n_rows, slot.get(), row_start.get(), n_new.get(), past_len.get()};
-  }
+      : slot(b.slot),
+        row_start(b.row_start),
+        n_new(b.n_new),
+        past_len(b.past_len),
+        n_seq(int32_t(b.slot.size())),
+        n_rows(b.n_rows) {}
+  StepBatch get() const { return {n_seq, n_rows, slot.get(), row_start.get(), n_new.get(), past_len.get()}; }
 };
 
 // Tolerance per output row and head (u = 2^-24, L keys, B = ⌈L/64⌉ tiles, d = d_head):
@@ -109,11 +114,9 @@ struct DeviceBatch {
 //   a relative error η on every weight moves the normalized average by <= 2η·V, V = max|v|;
 //   summing L terms of Σp·v and of Σp costs <= L·u·V each, the normalization 2u·V.
 // Per kernel V·(2η + (2L + 4)·u); the two kernels differ by at most twice that.
-std::vector<double> attention_bound(const std::vector<float>& qkv, int64_t ld_qkv,
-                                    const Batch& batch, const KvLayout& layout,
-                                    const std::vector<float>& k_cache,
-                                    const std::vector<float>& v_cache, double scale,
-                                    int64_t ld_out) {
+std::vector<double> attention_bound(const std::vector<float>& qkv, int64_t ld_qkv, const Batch& batch,
+                                    const KvLayout& layout, const std::vector<float>& k_cache,
+                                    const std::vector<float>& v_cache, double scale, int64_t ld_out) {
   const double u = kU;
   const int64_t d = layout.d_head;
   std::vector<double> bound(size_t(batch.n_rows * ld_out), 0.0);  // padding: identical
@@ -138,8 +141,8 @@ std::vector<double> attention_bound(const std::vector<float>& qkv, int64_t ld_qk
           s_max = std::max(s_max, scale * dot);
         }
         const double tiles = std::ceil(double(n_keys) / double(cuda::kAttentionTile));
-        const double eta = double(d + 1) * u * scale * max_abs_dot + 2.0 * (s_max - s_min) * u +
-                           (8.0 * tiles + 3.0) * u;
+        const double eta =
+            double(d + 1) * u * scale * max_abs_dot + 2.0 * (s_max - s_min) * u + (8.0 * tiles + 3.0) * u;
         const double b = 2.0 * v_max * (2.0 * eta + double(2 * n_keys + 4) * u);
         for (int64_t c = 0; c < d; ++c) bound[size_t(row * ld_out + h * d + c)] = b;
       }
@@ -156,14 +159,12 @@ std::vector<float> poisoned_cache(const Case& c, const KvLayout& layout, std::mt
     for (int64_t h = 0; h < c.n_head; ++h)
       for (int64_t p = 0; p < s.past; ++p)
         for (int64_t e = 0; e < c.d_head; ++e)
-          cache[size_t(s.slot * layout.slot_stride + h * layout.head_stride +
-                       p * layout.pos_stride + e)] = dist(rng);
+          cache[size_t(s.slot * layout.slot_stride + h * layout.head_stride + p * layout.pos_stride + e)] = dist(rng);
   return cache;
 }
 
-void run_attention(cuda::CudaContext& ctx, int64_t chunk, const float* qkv, int64_t ld_qkv,
-                   const StepBatch& batch, const KvLayout& layout, const float* k, const float* v,
-                   float scale, float* out, int64_t ld_out) {
+void run_attention(cuda::CudaContext& ctx, int64_t chunk, const float* qkv, int64_t ld_qkv, const StepBatch& batch,
+                   const KvLayout& layout, const float* k, const float* v, float scale, float* out, int64_t ld_out) {
   if (chunk == 0)
     cuda::attention(ctx, qkv, ld_qkv, batch, layout, k, v, scale, out, ld_out);
   else
@@ -194,15 +195,14 @@ TEST_CASE("cuda kv_append and attention match the cpu kernels", "[cuda][attentio
     const auto v0 = poisoned_cache(c, layout, rng);
     const int64_t ld_out = width + 2;
     std::vector<float> out0(size_t(n_rows * ld_out), kSentinel);
-    for (int64_t r = 0; r < n_rows; ++r)
-      std::fill_n(out0.begin() + r * ld_out, width, kNaN);
+    for (int64_t r = 0; r < n_rows; ++r) std::fill_n(out0.begin() + r * ld_out, width, kNaN);
     const float scale = 1.0f / std::sqrt(float(c.d_head));
 
     auto k_cpu = k0, v_cpu = v0, out_cpu = out0;
     const StepBatch host_batch = batch.host();
     cpu::kv_append(qkv.data(), host_batch, layout, k_cpu.data(), v_cpu.data());
-    cpu::attention(qkv_padded.data(), ld_qkv, host_batch, layout, k_cpu.data(), v_cpu.data(),
-                   scale, out_cpu.data(), ld_out);
+    cpu::attention(qkv_padded.data(), ld_qkv, host_batch, layout, k_cpu.data(), v_cpu.data(), scale, out_cpu.data(),
+                   ld_out);
 
     const DeviceBatch device_batch(batch);
     DeviceBuffer<float> dqkv(qkv), dqkv_padded(qkv_padded), dk(k0), dv(v0);
@@ -217,13 +217,12 @@ TEST_CASE("cuda kv_append and attention match the cpu kernels", "[cuda][attentio
       check_identical(dv.download(), v_cpu);
     }
 
-    const auto bound =
-        attention_bound(qkv_padded, ld_qkv, batch, layout, k_cpu, v_cpu, scale, ld_out);
+    const auto bound = attention_bound(qkv_padded, ld_qkv, batch, layout, k_cpu, v_cpu, scale, ld_out);
     for (const int64_t chunk : kChunkChoices) {
       INFO("chunk_len " << chunk << " (0: automatic plan)");
       DeviceBuffer<float> dout(out0);
-      run_attention(*ctx, chunk, dqkv_padded.get(), ld_qkv, device_batch.get(), layout, dk.get(),
-                    dv.get(), scale, dout.get(), ld_out);
+      run_attention(*ctx, chunk, dqkv_padded.get(), ld_qkv, device_batch.get(), layout, dk.get(), dv.get(), scale,
+                    dout.get(), ld_out);
       cuda::synchronize(*ctx);
       check_close(dout.download(), out_cpu, bound);
     }
@@ -235,8 +234,7 @@ TEST_CASE("cuda kv_append and attention match the cpu kernels", "[cuda][attentio
 // must produce ((L − 1)/2, slot, head) with L = past_len + i + 1: one key too many or too few, a
 // wrong slot or head, shifts the result by far more than the rounding of the final division
 // (bound 4u·|expected|; the sums of integers are exact in float).
-TEST_CASE("cuda attention with uniform weights averages exactly the causal prefix",
-          "[cuda][attention]") {
+TEST_CASE("cuda attention with uniform weights averages exactly the causal prefix", "[cuda][attention]") {
   auto ctx = make_context();
   auto rng = test_rng(202);
   for (const Case& c : cases()) {
@@ -257,13 +255,12 @@ TEST_CASE("cuda attention with uniform weights averages exactly the causal prefi
       for (int64_t h = 0; h < c.n_head; ++h)
         for (int64_t e = 0; e < c.d_head; ++e) {
           for (int64_t p = 0; p < q.past; ++p)
-            values[size_t(q.slot * layout.slot_stride + h * layout.head_stride +
-                          p * layout.pos_stride + e)] = code(q.slot, h, p, e);
+            values[size_t(q.slot * layout.slot_stride + h * layout.head_stride + p * layout.pos_stride + e)] =
+                code(q.slot, h, p, e);
           for (int64_t i = 0; i < q.n_new; ++i) {
             const int64_t row = batch.row_start[s] + i;
-            qkv[size_t(row * 3 * width + width + h * c.d_head + e)] = dist(rng);  // key
-            qkv[size_t(row * 3 * width + 2 * width + h * c.d_head + e)] =
-                code(q.slot, h, q.past + i, e);  // value
+            qkv[size_t(row * 3 * width + width + h * c.d_head + e)] = dist(rng);                           // key
+            qkv[size_t(row * 3 * width + 2 * width + h * c.d_head + e)] = code(q.slot, h, q.past + i, e);  // value
           }
         }
     }
@@ -275,8 +272,7 @@ TEST_CASE("cuda attention with uniform weights averages exactly the causal prefi
           for (int64_t e = 0; e < c.d_head; ++e) {
             const size_t at = size_t((batch.row_start[s] + i) * width + h * c.d_head + e);
             const double n_keys = double(c.seqs[s].past + i + 1);
-            const double want = e % 3 == 0 ? (n_keys - 1.0) / 2.0
-                                           : (e % 3 == 1 ? double(c.seqs[s].slot) : double(h));
+            const double want = e % 3 == 0 ? (n_keys - 1.0) / 2.0 : (e % 3 == 1 ? double(c.seqs[s].slot) : double(h));
             expected[at] = float(want);
             bound[at] = 4.0 * kU * std::abs(want);
           }
@@ -287,8 +283,8 @@ TEST_CASE("cuda attention with uniform weights averages exactly the causal prefi
     for (const int64_t chunk : kChunkChoices) {
       INFO("chunk_len " << chunk << " (0: automatic plan)");
       DeviceBuffer<float> dout(std::vector<float>(expected.size(), kNaN));
-      run_attention(*ctx, chunk, dqkv.get(), 3 * width, device_batch.get(), layout, dk.get(),
-                    dv.get(), 1.0f / std::sqrt(float(c.d_head)), dout.get(), width);
+      run_attention(*ctx, chunk, dqkv.get(), 3 * width, device_batch.get(), layout, dk.get(), dv.get(),
+                    1.0f / std::sqrt(float(c.d_head)), dout.get(), width);
       cuda::synchronize(*ctx);
       check_close(dout.download(), expected, bound);
     }

@@ -35,16 +35,15 @@ struct LinearShape {
   int64_t m, k, n, x_pad, y_pad;
 };
 const LinearShape kLinearShapes[] = {
-    {1, 1, 1, 0, 0},     {1, 769, 65, 3, 5},  {3, 17, 1, 0, 2},    {17, 127, 65, 0, 0},
-    {65, 769, 2304, 7, 3}, {2, 3, 769, 1, 1}, {127, 1, 3, 2, 0},   {33, 768, 50, 0, 0},
+    {1, 1, 1, 0, 0},       {1, 769, 65, 3, 5}, {3, 17, 1, 0, 2},  {17, 127, 65, 0, 0},
+    {65, 769, 2304, 7, 3}, {2, 3, 769, 1, 1},  {127, 1, 3, 2, 0}, {33, 768, 50, 0, 0},
 };
 
 // A float dot product of k terms plus one more addend, summed in any order, is within
 // (k + 1)·u·(Σ|x·w| + |b|) of the exact value (γ(k+1), first order); the CPU and the GPU each
 // obey that, so they differ by at most twice it. One extra u covers the division in γ.
-std::vector<double> linear_bound(const std::vector<float>& x, int64_t ldx,
-                                 const std::vector<float>& w, bool w_transposed,
-                                 const std::vector<float>* bias, int64_t m, int64_t k, int64_t n,
+std::vector<double> linear_bound(const std::vector<float>& x, int64_t ldx, const std::vector<float>& w,
+                                 bool w_transposed, const std::vector<float>* bias, int64_t m, int64_t k, int64_t n,
                                  int64_t ldy) {
   std::vector<double> bound(size_t(m * ldy), 0.0);  // padding: must be identical
   for (int64_t r = 0; r < m; ++r)
@@ -74,14 +73,11 @@ TEST_CASE("cuda linear matches the cpu kernel", "[cuda][linear]") {
       const auto y0 = poisoned_output(s.m, s.n, ldy);
 
       auto y_cpu = y0;
-      cpu::linear(x.data(), ldx, w.data(), with_bias ? b.data() : nullptr, y_cpu.data(), ldy, s.m,
-                  s.k, s.n);
+      cpu::linear(x.data(), ldx, w.data(), with_bias ? b.data() : nullptr, y_cpu.data(), ldy, s.m, s.k, s.n);
       DeviceBuffer<float> dx(x), dw(w), db(b), dy(y0);
-      cuda::linear(*ctx, dx.get(), ldx, dw.get(), with_bias ? db.get() : nullptr, dy.get(), ldy,
-                   s.m, s.k, s.n);
+      cuda::linear(*ctx, dx.get(), ldx, dw.get(), with_bias ? db.get() : nullptr, dy.get(), ldy, s.m, s.k, s.n);
       cuda::synchronize(*ctx);
-      check_close(dy.download(), y_cpu,
-                  linear_bound(x, ldx, w, false, with_bias ? &b : nullptr, s.m, s.k, s.n, ldy));
+      check_close(dy.download(), y_cpu, linear_bound(x, ldx, w, false, with_bias ? &b : nullptr, s.m, s.k, s.n, ldy));
     }
   }
 }
@@ -89,8 +85,8 @@ TEST_CASE("cuda linear matches the cpu kernel", "[cuda][linear]") {
 TEST_CASE("cuda linear_transposed matches the cpu kernel", "[cuda][linear]") {
   auto ctx = make_context();
   auto rng = test_rng(102);
-  const LinearShape shapes[] = {{1, 64, 50257, 0, 0}, {3, 17, 5, 2, 1}, {4, 768, 1000, 0, 3},
-                                {1, 1, 1, 0, 0},      {70, 33, 129, 1, 0}};
+  const LinearShape shapes[] = {
+      {1, 64, 50257, 0, 0}, {3, 17, 5, 2, 1}, {4, 768, 1000, 0, 3}, {1, 1, 1, 0, 0}, {70, 33, 129, 1, 0}};
   for (const LinearShape& s : shapes) {
     INFO("m=" << s.m << " k=" << s.k << " n=" << s.n);
     const int64_t ldx = s.k + s.x_pad, ldy = s.n + s.y_pad;
@@ -110,8 +106,7 @@ TEST_CASE("cuda linear_transposed matches the cpu kernel", "[cuda][linear]") {
 // before multiplying and accumulates in FP32. Allowing for truncation, an input moves by at most
 // e = 2^-10 (TF32) or 2^-7 (BF16) relative, so a product by (2e + e²); the FP32 accumulation on
 // both sides is the plain bound above. Together: (2e + e² + 2(k + 2)u)·Σ|x·w| (+ the bias term).
-TEST_CASE("cuda linear with TF32 and BF16 tensor-core math stays within input rounding",
-          "[cuda][linear]") {
+TEST_CASE("cuda linear with TF32 and BF16 tensor-core math stays within input rounding", "[cuda][linear]") {
   auto ctx = make_context();
   auto rng = test_rng(103);
   for (const auto& [math, e] : {std::pair{cuda::GemmMath::kTf32, std::ldexp(1.0, -10)},
@@ -234,8 +229,7 @@ TEST_CASE("cuda add matches the cpu kernel exactly", "[cuda][add]") {
       float* out = alias == 1 ? da.get() : (alias == 2 ? db.get() : dy.get());
       cuda::add(*ctx, da.get(), db.get(), out, n);
       cuda::synchronize(*ctx);
-      check_identical(alias == 1 ? da.download() : (alias == 2 ? db.download() : dy.download()),
-                      y_cpu);
+      check_identical(alias == 1 ? da.download() : (alias == 2 ? db.download() : dy.download()), y_cpu);
     }
   }
 }
@@ -260,11 +254,12 @@ TEST_CASE("cuda embedding matches the cpu kernel exactly", "[cuda][embedding]") 
       ids.back() = int32_t(vocab - 1);  // the table's last rows
       positions.back() = int32_t(n_positions - 1);
       std::vector<float> y_cpu(size_t(n_tokens * d), kNaN);
-      cpu::embedding(ids.data(), positions.data(), n_tokens, wte.data(), wpe.data(), d,
+      cpu::embedding(ids.data(), positions.data(), n_tokens, eagerlm::Weights{eagerlm::WeightType::kF32, wte.data(), nullptr}, wpe.data(), d,
                      y_cpu.data());
       DeviceBuffer<int32_t> dids(ids), dpos(positions);
       DeviceBuffer<float> dwte(wte), dwpe(wpe), dy(std::vector<float>(y_cpu.size(), kNaN));
-      cuda::embedding(*ctx, dids.get(), dpos.get(), n_tokens, dwte.get(), dwpe.get(), d, dy.get());
+      cuda::embedding(*ctx, dids.get(), dpos.get(), n_tokens, eagerlm::Weights{eagerlm::WeightType::kF32, dwte.get(), nullptr}, dwpe.get(), d,
+                      dy.get());
       cuda::synchronize(*ctx);
       check_identical(dy.download(), y_cpu);
     }
@@ -302,8 +297,7 @@ TEST_CASE("cuda softmax matches the cpu kernel, masked entries exactly 0", "[cud
 
       std::vector<double> bound(x.size(), 0.0);
       for (int64_t r = 0; r < s.rows; ++r) {
-        const int64_t n_valid =
-            masked ? std::clamp<int64_t>(valid[size_t(r)], 0, s.cols) : s.cols;
+        const int64_t n_valid = masked ? std::clamp<int64_t>(valid[size_t(r)], 0, s.cols) : s.cols;
         double row_sum = 0.0;
         for (int64_t c = 0; c < s.cols; ++c) {
           const size_t i = size_t(r * s.cols + c);

@@ -16,12 +16,15 @@
 #include "engine/core/device.h"
 #include "engine/generation/generator.h"
 #include "engine/tokenizer/tokenizer.h"
-#include "kernels/cuda/cuda_context.h"
+#include "kernels/cpu/cpu_ops.h"
+#include "kernels/cuda/cuda_ops.h"
 #include "models/gpt2/forward.h"
 #include "models/gpt2/gpt2_step_model.h"
 #include "models/gpt2/initializer.h"
 #include "models/gpt2/model.h"
 #include "test/models/test_models_util.h"
+#include "test/reference/target_logprobs.h"
+#include "test/support/tolerance.h"
 
 using namespace eagerlm;
 using namespace eagerlm::gpt2;
@@ -36,8 +39,8 @@ namespace {
 // moves logits by a good fraction of their scale.
 constexpr double kTolerance = 2e-4;
 
-Config make_config(int64_t n_layer, int64_t n_embd, int64_t n_head, int64_t n_positions,
-                   int64_t vocab, int64_t n_inner = 0) {
+Config make_config(int64_t n_layer, int64_t n_embd, int64_t n_head, int64_t n_positions, int64_t vocab,
+                   int64_t n_inner = 0) {
   Config c = eagerlm::test::tiny_config(n_layer, n_embd, n_head, n_positions, vocab);
   c.n_inner = n_inner;
   // Weights ~ N(0, 0.15) rather than GPT-2's 0.02: attention is then far from uniform and every
@@ -103,22 +106,20 @@ void check_rows_close(const std::vector<float>& cuda, const std::vector<float>& 
       const double e = std::abs(double(got[v]) - double(want[v]));
       if (!(e <= worst)) worst = e, at = v;  // NaN-safe: a NaN becomes the worst
     }
-    INFO(where << ", row " << r << ": worst |cuda - cpu| " << worst << " at vocab " << at
-               << " (cuda " << got[at] << ", cpu " << want[at] << "), scale " << scale);
+    INFO(where << ", row " << r << ": worst |cuda - cpu| " << worst << " at vocab " << at << " (cuda " << got[at]
+               << ", cpu " << want[at] << "), scale " << scale);
     CHECK(worst <= kTolerance * scale);
   }
 }
 
 // Requires identical bits (NaNs included), naming the first difference.
-void check_identical(const std::vector<float>& got, const std::vector<float>& want,
-                     const std::string& where) {
+void check_identical(const std::vector<float>& got, const std::vector<float>& want, const std::string& where) {
   REQUIRE(got.size() == want.size());
   size_t n_bad = 0, first = 0;
   for (size_t i = 0; i < got.size(); ++i)
     if (std::memcmp(&got[i], &want[i], sizeof(float)) != 0 && n_bad++ == 0) first = i;
-  INFO(where << ": " << n_bad << " of " << got.size() << " logits differ; first at " << first
-             << " (" << (n_bad ? got[first] : 0.0f) << " vs " << (n_bad ? want[first] : 0.0f)
-             << ")");
+  INFO(where << ": " << n_bad << " of " << got.size() << " logits differ; first at " << first << " ("
+             << (n_bad ? got[first] : 0.0f) << " vs " << (n_bad ? want[first] : 0.0f) << ")");
   CHECK(n_bad == 0);
 }
 
@@ -147,8 +148,7 @@ std::vector<SequenceStep> decode_step(std::vector<Live*>& live, std::mt19937& rn
 
 }  // namespace
 
-TEST_CASE("CUDA logits match the CPU's for awkward sizes, ragged batches, prefill and decode",
-          "[cuda][forward]") {
+TEST_CASE("CUDA logits match the CPU's for awkward sizes, ragged batches, prefill and decode", "[cuda][forward]") {
   struct Case {
     const char* name;
     Config config;
@@ -176,11 +176,9 @@ TEST_CASE("CUDA logits match the CPU's for awkward sizes, ragged batches, prefil
     Live a{2, random_tokens(rng, 5, c.vocab_size)}, b{0, random_tokens(rng, 1, c.vocab_size)};
     Live full{3, random_tokens(rng, size_t(max_len - 4), c.vocab_size)};
     std::vector<SequenceStep> prefill;
-    for (const Live* s : {&a, &b, &full})
-      prefill.push_back({s->slot, 0, s->tokens.data(), int32_t(s->tokens.size())});
+    for (const Live* s : {&a, &b, &full}) prefill.push_back({s->slot, 0, s->tokens.data(), int32_t(s->tokens.size())});
     check_rows_close(to_host(gpu.step(prefill, LogitsFor::kAllTokens)),
-                     to_host(cpu.step(prefill, LogitsFor::kAllTokens)), c.vocab_size,
-                     "prefill, every position");
+                     to_host(cpu.step(prefill, LogitsFor::kAllTokens)), c.vocab_size, "prefill, every position");
 
     std::vector<Live*> live = {&a, &b, &full};
     for (int t = 0; t < 9; ++t) {
@@ -189,17 +187,63 @@ TEST_CASE("CUDA logits match the CPU's for awkward sizes, ragged batches, prefil
         live.pop_back();  // at the maximum length: it leaves the batch
       }
       const auto step = decode_step(live, rng, c.vocab_size);
-      check_rows_close(to_host(gpu.step(step, LogitsFor::kLastToken)),
-                       to_host(cpu.step(step, LogitsFor::kLastToken)), c.vocab_size,
-                       "decode step " + std::to_string(t) + " (" + std::to_string(live.size()) +
-                           " sequences)");
+      check_rows_close(to_host(gpu.step(step, LogitsFor::kLastToken)), to_host(cpu.step(step, LogitsFor::kLastToken)),
+                       c.vocab_size,
+                       "decode step " + std::to_string(t) + " (" + std::to_string(live.size()) + " sequences)");
     }
     CHECK(gpu.graph_replays() > 0);  // the comparison covered replayed steps too
   }
 }
 
-TEST_CASE("CUDA graph replay is bit-identical to eager execution across batch changes",
-          "[cuda][forward][graph]") {
+TEST_CASE("CUDA step_logprobs matches the CPU's, rows with gaps and chunks included", "[cuda][forward][scoring]") {
+  // log p(t) = z_t - log Σ exp(z) moves by at most 2·max|δz| (its gradient has 1-norm <= 2), so
+  // the logits' kTolerance doubles; each device's log-sum-exp adds its own rounding, bounded from
+  // the row's vocabulary and logit spread (test/reference/target_logprobs.h, derived in the kernel
+  // tests). The scale and spread come from the CPU's logits of each row.
+  const Config c = make_config(2, 40, 5, 96, 50257);
+  const Models m = make_models(c, 9);
+  ForwardLimits lim;
+  lim.max_slots = 2;
+  lim.max_step_rows = 40;
+  lim.target_logprobs = true;
+  ForwardPass cpu(m.cpu, lim), gpu(m.cuda, lim);
+  ForwardLimits all = lim;
+  all.all_logits = true;
+  all.target_logprobs = false;
+  ForwardPass logits_pass(m.cpu, all);
+  std::mt19937 rng(Catch::rngSeed());
+  const auto a = random_tokens(rng, 61, c.vocab_size), b = random_tokens(rng, 9, c.vocab_size);
+  // Two chunks: a's first 32 tokens with b's 8, then a's next 28; every third row unscored.
+  const std::vector<std::vector<SequenceStep>> steps = {{{0, 0, a.data(), 32}, {1, 0, b.data(), 8}},
+                                                        {{0, 32, a.data() + 32, 28}}};
+  for (size_t k = 0; k < steps.size(); ++k) {
+    std::vector<int32_t> targets;
+    for (const SequenceStep& s : steps[k])
+      for (int32_t j = 0; j < s.n_tokens; ++j) targets.push_back(j % 3 == 2 ? -1 : s.tokens[j + 1]);
+    const std::vector<float> want = to_host(cpu.step_logprobs(steps[k], targets));
+    const std::vector<float> got = to_host(gpu.step_logprobs(steps[k], targets));
+    const std::vector<float> z = to_host(logits_pass.step(steps[k], LogitsFor::kAllTokens));
+    REQUIRE(got.size() == want.size());
+    size_t at = 0;
+    for (size_t row = 0; row < targets.size(); ++row) {
+      if (targets[row] == -1) continue;
+      const float* zr = z.data() + row * size_t(c.vocab_size);
+      const double hi = *std::max_element(zr, zr + c.vocab_size), lo = *std::min_element(zr, zr + c.vocab_size);
+      const double scale = std::max(1.0, max_abs(zr, c.vocab_size));
+      const double rounding =
+          reference::cpu_logprob_rounding(c.vocab_size, hi - lo, cpu::kTargetLogprobBlock) +
+          reference::cuda_logprob_rounding(c.vocab_size, hi - lo, cuda::kTargetLogprobBlock,
+                                           cuda::kTargetLogprobThreads);
+      const double bound = 2 * kTolerance * scale + test::kFirstOrderMargin * rounding * test::kFloatEps;
+      INFO("step " << k << " row " << row << ": cuda " << got[at] << ", cpu " << want[at] << ", allowed " << bound);
+      CHECK(std::abs(double(got[at]) - double(want[at])) <= bound);
+      ++at;
+    }
+    CHECK(at == got.size());
+  }
+}
+
+TEST_CASE("CUDA graph replay is bit-identical to eager execution across batch changes", "[cuda][forward][graph]") {
   // 300 positions: with few rows the attention splits (first split boundary at 128, crossed
   // during the replays) and uses the reserved scratch, whose address the graphs bake in.
   const Config c = make_config(2, 40, 5, 300, 97);
@@ -208,11 +252,11 @@ TEST_CASE("CUDA graph replay is bit-identical to eager execution across batch ch
   lim.max_slots = 3;
   lim.max_step_rows = 256;
   ForwardLimits eager_lim = lim;
-  eager_lim.cuda_graphs = false;
+  eager_lim.graphs = false;
   ForwardPass graphed(m.cuda, lim), eager(m.cuda, eager_lim), cpu(m.cpu, lim);
-  const cuda::CudaContext& ctx = *graphed.context().cuda();
-  const void* const scratch = ctx.scratch;
-  const size_t scratch_bytes = ctx.scratch_bytes;
+  const QueueStats reserved = graphed.context().queue().stats();
+  const void* const scratch = reserved.scratch;
+  const size_t scratch_bytes = reserved.scratch_bytes;
   CHECK(scratch_bytes > 0);  // reserved at construction
 
   std::mt19937 rng(Catch::rngSeed());
@@ -225,8 +269,7 @@ TEST_CASE("CUDA graph replay is bit-identical to eager execution across batch ch
   };
   auto prefill = [&](const std::vector<Live*>& seqs) {
     std::vector<SequenceStep> step;
-    for (const Live* s : seqs)
-      step.push_back({s->slot, 0, s->tokens.data(), int32_t(s->tokens.size())});
+    for (const Live* s : seqs) step.push_back({s->slot, 0, s->tokens.data(), int32_t(s->tokens.size())});
     run(step, "prefill");
   };
 
@@ -234,36 +277,31 @@ TEST_CASE("CUDA graph replay is bit-identical to eager execution across batch ch
   Live s2{2, random_tokens(rng, 60, c.vocab_size)};
   prefill({&s0, &s1, &s2});
   std::vector<Live*> live = {&s0, &s1, &s2};
-  for (int t = 0; t < 24; ++t)
-    run(decode_step(live, rng, c.vocab_size), "batch of 3, step " + std::to_string(t));
+  for (int t = 0; t < 24; ++t) run(decode_step(live, rng, c.vocab_size), "batch of 3, step " + std::to_string(t));
   live = {&s0, &s2};  // s1 leaves
-  for (int t = 0; t < 12; ++t)
-    run(decode_step(live, rng, c.vocab_size), "batch of 2, step " + std::to_string(t));
+  for (int t = 0; t < 12; ++t) run(decode_step(live, rng, c.vocab_size), "batch of 2, step " + std::to_string(t));
   // A new sequence takes slot 1; the batch of 3 comes back in another order, with other lengths.
   Live s3{1, random_tokens(rng, 9, c.vocab_size)};
   prefill({&s3});
   live = {&s2, &s3, &s0};
-  for (int t = 0; t < 12; ++t)
-    run(decode_step(live, rng, c.vocab_size), "batch of 3 again, step " + std::to_string(t));
+  for (int t = 0; t < 12; ++t) run(decode_step(live, rng, c.vocab_size), "batch of 3 again, step " + std::to_string(t));
 
   // Graphs: every decode step but the first of each batch size (its warm-up) was a replay.
   CHECK(graphed.graph_replays() == (24 - 1) + (12 - 1) + 12);
   CHECK(eager.graph_replays() == 0);
   // Nothing reallocated the scratch the graphs point into.
-  CHECK(ctx.scratch == scratch);
-  CHECK(ctx.scratch_bytes == scratch_bytes);
+  CHECK(graphed.context().queue().stats().scratch == scratch);
+  CHECK(graphed.context().queue().stats().scratch_bytes == scratch_bytes);
   CHECK(n_steps == 2 + 24 + 12 + 12);
 }
 
-TEST_CASE("greedy generation gives the same ids on CUDA as on the CPU",
-          "[cuda][forward][generate]") {
+TEST_CASE("greedy generation gives the same ids on CUDA as on the CPU", "[cuda][forward][generate]") {
   const Config c = make_config(2, 48, 4, 128, 50257);
   const Models m = make_models(c, 2024);
   const Tokenizer tokenizer = Tokenizer::gpt2();
   std::mt19937 rng(Catch::rngSeed());
-  const std::vector<std::vector<int32_t>> prompts = {random_tokens(rng, 6, c.vocab_size),
-                                                     random_tokens(rng, 1, c.vocab_size),
-                                                     random_tokens(rng, 20, c.vocab_size)};
+  const std::vector<std::vector<int32_t>> prompts = {
+      random_tokens(rng, 6, c.vocab_size), random_tokens(rng, 1, c.vocab_size), random_tokens(rng, 20, c.vocab_size)};
   GenerationOptions options;  // greedy
   options.max_new_tokens = 24;
   options.ignore_eos = true;
@@ -277,8 +315,8 @@ TEST_CASE("greedy generation gives the same ids on CUDA as on the CPU",
     GenerationLoop loop(step_model, tokenizer);
     std::map<size_t, int> seen;
     // Sequence 1 stops after 8 tokens, so the batch shrinks from 3 to 2 mid-generation.
-    return loop.generate(prompts, options, [&](size_t index, int32_t token, const std::string&) {
-      return token < 0 || index != 1 || ++seen[index] < 8;
+    return loop.generate(prompts, options, [&](size_t index, const StreamEvent& event) {
+      return event.token < 0 || index != 1 || ++seen[index] < 8;
     });
   };
   const std::vector<GenerationResult> cpu = generate(m.cpu), gpu = generate(m.cuda);
@@ -306,12 +344,10 @@ TEST_CASE("greedy generation gives the same ids on CUDA as on the CPU",
     ForwardPass fwd(m.cpu, one);
     const std::vector<float> logits =
         to_host(fwd.step({{0, 0, history.data(), int32_t(history.size())}}, LogitsFor::kLastToken));
-    const double gap = std::abs(double(logits[size_t(*diverge.first)]) -
-                                double(logits[size_t(*diverge.second)]));
+    const double gap = std::abs(double(logits[size_t(*diverge.first)]) - double(logits[size_t(*diverge.second)]));
     const double scale = std::max(1.0, max_abs(logits.data(), c.vocab_size));
-    INFO("ids diverge at token " << (diverge.first - want.begin()) << ": cpu " << *diverge.first
-                                 << ", cuda " << *diverge.second << ", cpu logit gap " << gap
-                                 << ", scale " << scale);
+    INFO("ids diverge at token " << (diverge.first - want.begin()) << ": cpu " << *diverge.first << ", cuda "
+                                 << *diverge.second << ", cpu logit gap " << gap << ", scale " << scale);
     CHECK(gap <= kTolerance * scale);
     WARN("a greedy near-tie was broken differently on CUDA (accepted: within tolerance)");
   }

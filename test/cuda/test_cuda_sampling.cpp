@@ -1,8 +1,8 @@
 // Device sampling (kernels/cuda/sample.cu) against the host Sampler, the reference: greedy ids
 // bit for bit (ties included), kept sets equal to Sampler::candidates, draws following the kept
-// probabilities, reproducibility, the repetition penalty and its per-slot history, logprobs, the
-// Philox stream against cuRAND's own, and whole-model generation with device sampling against
-// the same CUDA model sampled on the host.
+// probabilities, reproducibility, the repetition penalty and its per-slot history, logprobs, and
+// the Philox stream against cuRAND's own. (Whole-model generation with device sampling is in
+// test_cuda_generation.cpp.)
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -13,12 +13,10 @@
 #include <tuple>
 
 #include "cuda_test_util.h"
-#include "engine/generation/generator.h"
 #include "engine/generation/sampling.h"
+#include "kernels/common/kernel_error.h"
+#include "kernels/common/sampling_philox.h"
 #include "kernels/cuda/cuda_sampling.h"
-#include "kernels/sampling_philox.h"
-#include "models/gpt2/gpt2_step_model.h"
-#include "test/models/test_models_util.h"
 #include "test/generation/sampling_test_support.h"
 
 using namespace eagerlm;
@@ -32,19 +30,22 @@ using eagerlm::test::random_logits;
 
 namespace {
 
+// Temperature, top-k, top-p, min-p, repetition penalty and seed; the other processors off.
+SamplingOptions filters(float temperature, int32_t top_k, float top_p, float min_p, float repetition_penalty,
+                        uint64_t seed) {
+  SamplingOptions o;
+  o.temperature = temperature;
+  o.top_k = top_k;
+  o.top_p = top_p;
+  o.min_p = min_p;
+  o.repetition_penalty = repetition_penalty;
+  o.seed = seed;
+  return o;
+}
+
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-cuda::SampleParams params_of(const SamplingOptions& o, bool logprobs = false) {
-  cuda::SampleParams p;
-  p.temperature = o.temperature;
-  p.top_k = o.top_k;
-  p.top_p = o.top_p;
-  p.min_p = o.min_p;
-  p.repetition_penalty = o.repetition_penalty;
-  p.seed = o.seed;
-  p.logprobs = logprobs;
-  return p;
-}
+cuda::SampleParams params_of(const SamplingOptions& o, bool logprobs = false) { return sample_params(o, logprobs); }
 
 // One sample_rows call: logits [n_rows, vocab] (row-major), one row description each, the fed
 // tokens, an optional persistent presence table; returns the results and the kept masks.
@@ -54,8 +55,8 @@ struct Call {
 };
 
 Call run(cuda::CudaContext& ctx, const std::vector<float>& logits, int64_t vocab,
-         const std::vector<cuda::SampleRow>& rows, const std::vector<int32_t>& tokens,
-         DeviceBuffer<uint8_t>* presence, int64_t n_slots, const cuda::SampleParams& p, bool want_kept) {
+         const std::vector<cuda::SampleRow>& rows, const std::vector<int32_t>& tokens, DeviceBuffer<uint8_t>* presence,
+         int64_t n_slots, const cuda::SampleParams& p, bool want_kept) {
   const int64_t n_rows = int64_t(rows.size());
   DeviceBuffer<float> d_logits(logits);
   DeviceBuffer<cuda::SampleRow> d_rows(rows);
@@ -82,8 +83,6 @@ cuda::SampleRow row_of(int32_t slot, int32_t begin, int32_t n_tokens, uint64_t s
   return r;
 }
 
-
-
 const size_t kVocabs[] = {1, 7, 1000, 50257};
 
 // Seen tokens of row r for the penalty tests: a few ids, repeated, out of order.
@@ -93,7 +92,6 @@ std::vector<int32_t> seen_tokens(std::mt19937& rng, size_t vocab, size_t count) 
   if (!t.empty()) t.push_back(t.front());
   return t;
 }
-
 
 }  // namespace
 
@@ -142,9 +140,9 @@ TEST_CASE("cuda kept sets equal Sampler::candidates", "[cuda][sampling]") {
   auto ctx = make_context();
   auto rng = test_rng(302);
   const SamplingOptions sets[] = {
-      {1.0f, 0, 1.0f, 0.0f, 1.0f, 1},   {0.7f, 50, 1.0f, 0.0f, 1.0f, 2},   {1.3f, 0, 0.9f, 0.0f, 1.0f, 3},
-      {1.0f, 40, 0.8f, 0.05f, 1.0f, 4}, {0.5f, 0, 1.0f, 0.1f, 1.0f, 5},    {1.0f, 5, 0.5f, 0.0f, 1.3f, 6},
-      {2.0f, 0, 0.99f, 0.0f, 0.8f, 7},  {1.0f, 3, 1.0f, 0.0f, 1.0f, 8},    {1.0f, 0, 0.3f, 1.0f, 1.0f, 9},
+      filters(1.0f, 0, 1.0f, 0.0f, 1.0f, 1),   filters(0.7f, 50, 1.0f, 0.0f, 1.0f, 2), filters(1.3f, 0, 0.9f, 0.0f, 1.0f, 3),
+      filters(1.0f, 40, 0.8f, 0.05f, 1.0f, 4), filters(0.5f, 0, 1.0f, 0.1f, 1.0f, 5),  filters(1.0f, 5, 0.5f, 0.0f, 1.3f, 6),
+      filters(2.0f, 0, 0.99f, 0.0f, 0.8f, 7),  filters(1.0f, 3, 1.0f, 0.0f, 1.0f, 8),  filters(1.0f, 0, 0.3f, 1.0f, 1.0f, 9),
   };
   int compared = 0, excused = 0;
   for (size_t vocab : kVocabs) {
@@ -164,8 +162,8 @@ TEST_CASE("cuda kept sets equal Sampler::candidates", "[cuda][sampling]") {
     for (const SamplingOptions& o : sets) {
       const Call c = run(*ctx, logits, int64_t(vocab), rows, tokens, &presence, 3, params_of(o), true);
       for (int r = 0; r < 3; ++r) {
-        INFO("vocab " << vocab << " row " << r << " T " << o.temperature << " top_k " << o.top_k << " top_p "
-                      << o.top_p << " min_p " << o.min_p << " penalty " << o.repetition_penalty);
+        INFO("vocab " << vocab << " row " << r << " T " << o.temperature << " top_k " << o.top_k << " top_p " << o.top_p
+                      << " min_p " << o.min_p << " penalty " << o.repetition_penalty);
         std::vector<float> cpu_logits(logits.begin() + long(r * vocab), logits.begin() + long((r + 1) * vocab));
         const auto cpu = Sampler(o, 0).candidates(cpu_logits.data(), int64_t(vocab), seen[size_t(r)]);
         std::set<int32_t> want, got;
@@ -205,8 +203,8 @@ TEST_CASE("cuda draws follow the kept probabilities", "[cuda][sampling]") {
     SamplingOptions o;
     int rows, launches;
   };
-  const Case cases[] = {{1000, {0.9f, 200, 0.9f, 0.0f, 1.0f, 11}, 2048, 50},
-                        {50257, {1.0f, 60, 0.95f, 0.01f, 1.0f, 12}, 1024, 50}};
+  const Case cases[] = {{1000, filters(0.9f, 200, 0.9f, 0.0f, 1.0f, 11), 2048, 50},
+                        {50257, filters(1.0f, 60, 0.95f, 0.01f, 1.0f, 12), 1024, 50}};
   for (const Case& cs : cases) {
     const auto one = random_logits(rng, cs.vocab, 2.0f, false);
     std::vector<float> logits;
@@ -245,7 +243,7 @@ TEST_CASE("cuda sampling is reproducible: same seed, stream and draw, same id", 
     logits.insert(logits.end(), row.begin(), row.end());
     rows.push_back(row_of(-1, 0, 0, uint64_t(r % 8), uint64_t(r)));
   }
-  SamplingOptions o{1.5f, 0, 0.98f, 0.0f, 1.0f, 777};
+  SamplingOptions o = filters(1.5f, 0, 0.98f, 0.0f, 1.0f, 777);
   const Call a = run(*ctx, logits, int64_t(vocab), rows, {}, nullptr, 0, params_of(o), false);
   const Call b = run(*ctx, logits, int64_t(vocab), rows, {}, nullptr, 0, params_of(o), false);
   o.seed = 778;
@@ -303,7 +301,7 @@ TEST_CASE("cuda logprobs match log_softmax_at", "[cuda][sampling]") {
       logits.insert(logits.end(), row.begin(), row.end());
       rows.push_back(row_of(-1, 0, 0, uint64_t(r)));
     }
-    for (const SamplingOptions& o : {SamplingOptions{}, SamplingOptions{1.0f, 0, 0.9f, 0.0f, 1.0f, 3}}) {
+    for (const SamplingOptions& o : {SamplingOptions{}, filters(1.0f, 0, 0.9f, 0.0f, 1.0f, 3)}) {
       const Call c = run(*ctx, logits, int64_t(vocab), rows, {}, nullptr, 0, params_of(o, true), false);
       for (size_t r = 0; r < rows.size(); ++r) {
         const float want = log_softmax_at(logits.data() + r * vocab, int64_t(vocab), c.results[r].id);
@@ -335,76 +333,8 @@ TEST_CASE("cuda sample_rows rejects bad options", "[cuda][sampling][errors]") {
   const std::vector<float> logits(8, 0.0f);
   SamplingOptions o;
   o.top_p = 0.0f;
-  CHECK_THROWS_AS(run(*ctx, logits, 8, {row_of(-1, 0, 0)}, {}, nullptr, 0, params_of(o), false), Error);
+  CHECK_THROWS_AS(run(*ctx, logits, 8, {row_of(-1, 0, 0)}, {}, nullptr, 0, params_of(o), false), KernelError);
   o = {};
   o.repetition_penalty = -1.0f;
-  CHECK_THROWS_AS(run(*ctx, logits, 8, {row_of(-1, 0, 0)}, {}, nullptr, 0, params_of(o), false), Error);
-}
-
-namespace {
-
-// The same Gpt2StepModel, sampled on the host: only step() is passed through.
-class HostSampled : public StepModel {
- public:
-  explicit HostSampled(gpt2::Gpt2StepModel& m) : m_(m) {}
-  int64_t vocab_size() const override { return m_.vocab_size(); }
-  int64_t max_slots() const override { return m_.max_slots(); }
-  int64_t max_len() const override { return m_.max_len(); }
-  int64_t max_step_rows() const override { return m_.max_step_rows(); }
-  const float* step(const std::vector<SequenceStep>& s) override { return m_.step(s); }
-
- private:
-  gpt2::Gpt2StepModel& m_;
-};
-
-}  // namespace
-
-// Greedy generation with a repetition penalty, a ragged batch and chunked prefill: device
-// sampling must give exactly the ids host sampling gives on the very same CUDA logits, and
-// logprobs within 1e-5 (see above). Sampled generation is reproducible for a seed.
-TEST_CASE("cuda generation with device sampling matches host sampling of the same model", "[cuda][sampling][model]") {
-  const gpt2::Config config = test::tiny_config();
-  auto model = gpt2::Model::from_parameters(config, test::random_parameters(config, 17), Device::kCuda);
-  gpt2::ForwardLimits limits;
-  limits.max_slots = 3;
-  limits.max_len = 64;
-  limits.max_step_rows = 6;
-  gpt2::Gpt2StepModel device_model(model, limits);
-  REQUIRE(device_model.samples_on_device());
-  HostSampled host_model(device_model);
-  const Tokenizer tok = Tokenizer::gpt2();
-  const std::vector<std::vector<int32_t>> prompts = {{1, 2, 3, 4, 5, 6, 7, 8, 9}, {42}, {7, 7, 7, 7}};
-
-  GenerationOptions o;
-  o.max_new_tokens = 24;
-  o.ignore_eos = true;
-  o.logprobs = true;
-  o.sampling.repetition_penalty = 1.3f;
-  const auto on_device = GenerationLoop(device_model, tok).generate(prompts, o);
-  const auto on_host = GenerationLoop(host_model, tok).generate(prompts, o);
-  for (size_t i = 0; i < prompts.size(); ++i) {
-    INFO("prompt " << i);
-    CHECK(on_device[i].ids == on_host[i].ids);
-    REQUIRE(on_device[i].logprobs.size() == on_host[i].logprobs.size());
-    for (size_t k = 0; k < on_host[i].logprobs.size(); ++k)
-      CHECK(std::fabs(on_device[i].logprobs[k] - on_host[i].logprobs[k]) <= 1e-5f);
-  }
-
-  o.sampling = {2.0f, 0, 0.95f, 0.0f, 1.2f, 123};
-  const auto a = GenerationLoop(device_model, tok).generate(prompts, o);
-  const auto b = GenerationLoop(device_model, tok).generate(prompts, o);
-  o.sampling.seed = 124;
-  const auto c = GenerationLoop(device_model, tok).generate(prompts, o);
-  bool any_differs = false;
-  for (size_t i = 0; i < prompts.size(); ++i) {
-    CHECK(a[i].ids == b[i].ids);
-    any_differs = any_differs || a[i].ids != c[i].ids;
-  }
-  CHECK(any_differs);
-
-  // A penalized continuation of a slot fed through step() (not step_and_sample) is refused.
-  const int32_t first = 1;
-  device_model.step({{0, 0, &first, 1}});
-  const int32_t next = 2;
-  CHECK_THROWS_AS(device_model.step_and_sample({{0, 1, &next, 1}}, {SampleRequest{}}, o.sampling, false), Error);
+  CHECK_THROWS_AS(run(*ctx, logits, 8, {row_of(-1, 0, 0)}, {}, nullptr, 0, params_of(o), false), KernelError);
 }

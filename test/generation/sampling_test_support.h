@@ -63,8 +63,8 @@ struct ChiSquare {
   int bins = 0;
 };
 template <typename Count>
-ChiSquare chi_square(std::map<int32_t, Count>& counts,
-                     const std::vector<std::pair<int32_t, double>>& candidates, double n) {
+ChiSquare chi_square(std::map<int32_t, Count>& counts, const std::vector<std::pair<int32_t, double>>& candidates,
+                     double n) {
   ChiSquare r;
   double small_expected = 0, small_observed = 0;
   for (const auto& [id, p] : candidates) {

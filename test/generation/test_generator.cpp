@@ -36,8 +36,10 @@ class ScriptedModel : public StepModel {
     logits_.assign(seqs.size() * size_t(kVocab), 0.0f);
     int64_t rows = 0;
     for (size_t i = 0; i < seqs.size(); ++i) {
+      // Positions from past_len on are overwritten, as in a real cache; before it they must be there.
       auto& h = history_[seqs[i].slot];
-      if (size_t(seqs[i].past_len) != h.size()) throw std::logic_error("past_len does not match the cache");
+      if (size_t(seqs[i].past_len) > h.size()) throw std::logic_error("past_len is past what the cache holds");
+      h.resize(size_t(seqs[i].past_len));
       h.insert(h.end(), seqs[i].tokens, seqs[i].tokens + seqs[i].n_tokens);
       rows += seqs[i].n_tokens;
       logits_[i * size_t(kVocab) + size_t(next_token(h, eos_at_))] = 10.0f;
@@ -45,6 +47,11 @@ class ScriptedModel : public StepModel {
     if (rows > rows_) throw std::logic_error("step carries more rows than allowed");
     ++steps;
     return logits_.data();
+  }
+  void copy_prefix(int32_t src, int32_t dst, int32_t n) override {
+    const auto& from = history_[src];
+    if (size_t(n) > from.size()) throw std::logic_error("copy_prefix past what the slot holds");
+    history_[dst].assign(from.begin(), from.begin() + n);
   }
   int steps = 0;
 
@@ -128,8 +135,8 @@ TEST_CASE("the callback streams the text and can stop a sequence", "[generator]"
   o.max_new_tokens = 10;
   std::string streamed;
   int calls = 0;
-  const auto r = GenerationLoop(model, tok).generate({{9}}, o, [&](size_t, int32_t, const std::string& text) {
-    streamed += text;
+  const auto r = GenerationLoop(model, tok).generate({{9}}, o, [&](size_t, const StreamEvent& e) {
+    streamed += e.text;
     return ++calls < 4;
   })[0];
   CHECK(r.finish_reason == FinishReason::kCallback);
@@ -152,10 +159,78 @@ TEST_CASE("bad generation requests are rejected before running", "[generator][er
   ScriptedModel model(2, 10, 64);
   GenerationLoop gen(model, tok);
   GenerationOptions o;
-  CHECK_THROWS_AS(gen.generate({{1}, {2}, {3}}, o), Error);          // more prompts than slots
-  CHECK_THROWS_AS(gen.generate({{}}, o), Error);                     // empty prompt
+  CHECK_THROWS_AS(gen.generate({{}}, o), Error);                           // empty prompt
   CHECK_THROWS_AS(gen.generate({std::vector<int32_t>(11, 1)}, o), Error);  // longer than max_len
   o.max_new_tokens = -1;
   CHECK_THROWS_AS(gen.generate({{1}}, o), Error);
   CHECK(model.steps == 0);
+}
+
+TEST_CASE("more prompts than cache slots wait for a slot and get their own continuations", "[generator][batch]") {
+  const Tokenizer tok = Tokenizer::gpt2();
+  ScriptedModel model(2, 16, 64);
+  GenerationOptions o;
+  o.max_new_tokens = 4;
+  const std::vector<std::vector<int32_t>> prompts = {{1}, {2, 3}, {4, 5, 6}, {1}};
+  const auto results = GenerationLoop(model, tok).generate(prompts, o);
+  REQUIRE(results.size() == 4);
+  for (size_t i = 0; i < prompts.size(); ++i) CHECK(results[i].ids == expected_ids(prompts[i], 4));
+}
+
+TEST_CASE("more live sequences than a step may carry decode in several steps", "[generator][batch]") {
+  // 40 sequences, steps of at most 16 rows: each decode round takes three steps, and every
+  // sequence still gets exactly its own continuation.
+  const Tokenizer tok = Tokenizer::gpt2();
+  ScriptedModel model(40, 64, 16);
+  std::vector<std::vector<int32_t>> prompts;
+  for (int32_t i = 0; i < 40; ++i) prompts.push_back({500 + i, 7, i});
+  GenerationOptions o;
+  o.max_new_tokens = 5;
+  const auto results = GenerationLoop(model, tok).generate(prompts, o);
+  REQUIRE(results.size() == 40);
+  for (size_t i = 0; i < prompts.size(); ++i) CHECK(results[i].ids == expected_ids(prompts[i], 5));
+}
+
+namespace {
+
+// Puts its largest logits on padding ids (those at or past `real`), as an untrained nanoGPT-style
+// padded embedding could: they must never be generated.
+class PaddedModel : public StepModel {
+ public:
+  explicit PaddedModel(int64_t vocab) : vocab_(vocab) {}
+  int64_t vocab_size() const override { return vocab_; }
+  int64_t max_slots() const override { return 2; }
+  int64_t max_len() const override { return 64; }
+  int64_t max_step_rows() const override { return 64; }
+  const float* step(const std::vector<SequenceStep>& seqs) override {
+    logits_.assign(seqs.size() * size_t(vocab_), 0.0f);
+    for (size_t i = 0; i < seqs.size(); ++i) {
+      for (int64_t id = kVocab; id < vocab_; ++id) logits_[i * size_t(vocab_) + size_t(id)] = 50.0f;
+      logits_[i * size_t(vocab_) + 1234] = 5.0f;
+    }
+    return logits_.data();
+  }
+  void copy_prefix(int32_t, int32_t, int32_t) override {}
+
+ private:
+  int64_t vocab_;
+  std::vector<float> logits_;
+};
+
+}  // namespace
+
+TEST_CASE("a padded vocabulary's padding ids are never sampled", "[generator][vocab]") {
+  const Tokenizer tok = Tokenizer::gpt2();
+  PaddedModel model(50304);
+  GenerationOptions o;
+  o.max_new_tokens = 8;
+  o.ignore_eos = true;
+  o.logprobs = true;
+  o.sampling.vocab_limit = kVocab;
+  const auto greedy = GenerationLoop(model, tok).generate({{1, 2}}, o)[0];
+  CHECK(greedy.ids == std::vector<int32_t>(8, 1234));
+  o.sampling.temperature = 5.0f;  // flat: any id of the real vocabulary may come up, no padding one
+  o.sampling.seed = 3;
+  const auto sampled = GenerationLoop(model, tok).generate({{1, 2}}, o)[0];
+  for (int32_t id : sampled.ids) CHECK(id < kVocab);
 }

@@ -73,8 +73,13 @@ TEST_CASE("greedy picks the argmax, lowest id among ties", "[sampling]") {
 }
 
 TEST_CASE("top-k, top-p and min-p keep exactly the right set", "[sampling]") {
-  struct Case { float t; int k; float p; float min_p; };
-  const Case cases[] = {{1.0f, 5, 1.0f, 0.0f}, {1.0f, 0, 0.9f, 0.0f}, {0.7f, 0, 0.5f, 0.0f}, {1.3f, 20, 0.8f, 0.0f},
+  struct Case {
+    float t;
+    int k;
+    float p;
+    float min_p;
+  };
+  const Case cases[] = {{1.0f, 5, 1.0f, 0.0f}, {1.0f, 0, 0.9f, 0.0f},    {0.7f, 0, 0.5f, 0.0f}, {1.3f, 20, 0.8f, 0.0f},
                         {1.0f, 0, 1.0f, 0.1f}, {0.9f, 50, 0.95f, 0.05f}, {1.0f, 1, 1.0f, 0.0f}, {2.0f, 0, 0.01f, 0.0f}};
   for (uint32_t seed = 1; seed <= 5; ++seed)
     for (const auto& c : cases) {

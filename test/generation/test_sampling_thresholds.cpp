@@ -1,5 +1,5 @@
-// The host/device-shared arithmetic of device sampling (kernels/sampling_philox.h,
-// kernels/sampling_thresholds.h) run on the CPU: Philox against Random123's known answers, the
+// The host/device-shared arithmetic of device sampling (kernels/common/sampling_philox.h,
+// kernels/common/sampling_thresholds.h) run on the CPU: Philox against Random123's known answers, the
 // logit key against float comparison, the penalty against apply_repetition_penalty bit for bit,
 // the key descent and the tie count against brute force, and the whole cut (top-k, top-p, min-p)
 // driven through a plain-loop Row against Sampler::candidates, the independent reference. Also
@@ -17,8 +17,8 @@
 
 #include "engine/generation/generator.h"
 #include "engine/generation/sampling.h"
-#include "kernels/sampling_philox.h"
-#include "kernels/sampling_thresholds.h"
+#include "kernels/common/sampling_philox.h"
+#include "kernels/common/sampling_thresholds.h"
 #include "test/generation/sampling_test_support.h"
 
 using namespace eagerlm;
@@ -125,14 +125,12 @@ Emulated emulate(std::vector<float> v, const std::vector<int32_t>& seen, const S
   return e;
 }
 
-
-
 const SamplingOptions kOptionSets[] = {
     // temperature, top_k, top_p, min_p, repetition_penalty, seed
-    {1.0f, 0, 1.0f, 0.0f, 1.0f, 1},     {0.7f, 50, 1.0f, 0.0f, 1.0f, 2},   {1.3f, 0, 0.9f, 0.0f, 1.0f, 3},
-    {1.0f, 40, 0.8f, 0.05f, 1.0f, 4},   {0.5f, 0, 1.0f, 0.1f, 1.0f, 5},    {1.0f, 5, 0.5f, 0.0f, 1.3f, 6},
-    {2.0f, 0, 0.99f, 0.0f, 0.8f, 7},    {1.0f, 3, 1.0f, 0.0f, 1.0f, 8},    {0.0f, 0, 1.0f, 0.0f, 1.5f, 9},
-    {1.0f, 1, 0.9f, 0.0f, 1.0f, 10},    {1.0f, 0, 0.3f, 1.0f, 1.0f, 11},
+    {1.0f, 0, 1.0f, 0.0f, 1.0f, 1},   {0.7f, 50, 1.0f, 0.0f, 1.0f, 2}, {1.3f, 0, 0.9f, 0.0f, 1.0f, 3},
+    {1.0f, 40, 0.8f, 0.05f, 1.0f, 4}, {0.5f, 0, 1.0f, 0.1f, 1.0f, 5},  {1.0f, 5, 0.5f, 0.0f, 1.3f, 6},
+    {2.0f, 0, 0.99f, 0.0f, 0.8f, 7},  {1.0f, 3, 1.0f, 0.0f, 1.0f, 8},  {0.0f, 0, 1.0f, 0.0f, 1.5f, 9},
+    {1.0f, 1, 0.9f, 0.0f, 1.0f, 10},  {1.0f, 0, 0.3f, 1.0f, 1.0f, 11},
 };
 
 }  // namespace
@@ -146,9 +144,13 @@ TEST_CASE("philox4x32_10 gives Random123's known answers", "[sampling][philox]")
   };
   const Kat kats[] = {
       {{0, 0, 0, 0}, 0, 0, {0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u}},
-      {{0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}, 0xffffffffu, 0xffffffffu,
+      {{0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu},
+       0xffffffffu,
+       0xffffffffu,
        {0x408f276du, 0x41c83b0eu, 0xa20bc7c6u, 0x6d5451fdu}},
-      {{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}, 0xa4093822u, 0x299f31d0u,
+      {{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u},
+       0xa4093822u,
+       0x299f31d0u,
        {0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u}},
   };
   for (const Kat& k : kats) {
@@ -188,8 +190,20 @@ TEST_CASE("philox_uniform draws are uniform and depend on seed, stream and draw"
 }
 
 TEST_CASE("logit_key orders like float comparison, -0 ties +0, NaN below all", "[sampling][key]") {
-  std::vector<float> v = {0.0f, -0.0f, 1e-45f, -1e-45f, 1e-38f, -1e-38f, 1.0f, -1.0f, 3.5f, -3.5f,
-                          std::numeric_limits<float>::max(), -std::numeric_limits<float>::max(), kInf, -kInf};
+  std::vector<float> v = {0.0f,
+                          -0.0f,
+                          1e-45f,
+                          -1e-45f,
+                          1e-38f,
+                          -1e-38f,
+                          1.0f,
+                          -1.0f,
+                          3.5f,
+                          -3.5f,
+                          std::numeric_limits<float>::max(),
+                          -std::numeric_limits<float>::max(),
+                          kInf,
+                          -kInf};
   std::mt19937 rng(7);
   for (float x : random_logits(rng, 200, 10.0f, false)) v.push_back(x);
   for (float a : v) {
@@ -350,8 +364,9 @@ class DeviceScripted : public StepModel {
     throw std::logic_error("the loop must use step_and_sample");
   }
   bool samples_on_device() const override { return true; }
-  const SampledToken* step_and_sample(const std::vector<SequenceStep>& seqs, const std::vector<SampleRequest>& reqs,
-                                      const SamplingOptions&, bool) override {
+  void copy_prefix(int32_t, int32_t, int32_t) override { throw std::logic_error("no copies expected"); }
+  const SampledToken* step_and_sample(const std::vector<SequenceStep>& seqs,
+                                      const std::vector<SampleRequest>& reqs) override {
     out_.assign(seqs.size(), {});
     for (size_t i = 0; i < seqs.size(); ++i) {
       auto& h = history_[seqs[i].slot];

@@ -7,7 +7,8 @@
 using namespace eagerlm;
 
 namespace {
-std::string feed(StopStringMatcher& m, const std::vector<std::string>& pieces, std::vector<std::string>* emitted = nullptr) {
+std::string feed(StopStringMatcher& m, const std::vector<std::string>& pieces,
+                 std::vector<std::string>* emitted = nullptr) {
   std::string out;
   for (const auto& p : pieces) {
     const std::string e = m.push(p);

@@ -16,18 +16,6 @@
 
 namespace eagerlm::io::test {
 
-TempDir::TempDir() {
-  const char* base = std::getenv("TMPDIR");
-  std::string templ = std::string(base && *base ? base : "/tmp") + "/eagerlm-io-XXXXXX";
-  if (!::mkdtemp(templ.data())) throw std::runtime_error("mkdtemp failed");
-  path_ = templ;
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
-
 void write_file(const std::string& path, const std::string& bytes) {
   // Replace rather than truncate: ext4 flushes a file truncated to zero on close, which made
   // thousands of rewrites take seconds.
@@ -49,9 +37,7 @@ void make_fifo(const std::string& path) {
   if (::mkfifo(path.c_str(), 0644) != 0) throw std::runtime_error("mkfifo failed: " + path);
 }
 
-void make_symlink(const std::string& target, const std::string& link) {
-  std::filesystem::create_symlink(target, link);
-}
+void make_symlink(const std::string& target, const std::string& link) { std::filesystem::create_symlink(target, link); }
 
 std::string le64(uint64_t n) {
   std::string s(8, '\0');

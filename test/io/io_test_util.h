@@ -9,21 +9,11 @@
 #include <vector>
 
 #include "engine/core/error.h"
+#include "test/support/temp_dir.h"
 
 namespace eagerlm::io::test {
 
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using ::eagerlm::test::TempDir;
 
 // Writes a new file (an existing one is unlinked first, not written through).
 void write_file(const std::string& path, const std::string& bytes);

@@ -25,9 +25,9 @@ struct Owned {
 };
 
 // Writes each shard with the given tensors (random contents) into `dir`, plus config.json.
-std::map<std::string, Owned> write_shards(
-    const std::string& dir, const std::map<std::string, std::vector<std::string>>& shards,
-    std::mt19937& rng) {
+std::map<std::string, Owned> write_shards(const std::string& dir,
+                                          const std::map<std::string, std::vector<std::string>>& shards,
+                                          std::mt19937& rng) {
   write_file(dir + "/config.json", "{}");
   std::map<std::string, Owned> all;
   const DType dtypes[] = {DType::kF32, DType::kF16, DType::kBF16};
@@ -55,8 +55,7 @@ std::string index_json(const std::map<std::string, std::string>& weight_map, uin
 }
 
 // The usual two-shard layout: a, b in shard 1; c in shard 2, with a matching index.
-const std::map<std::string, std::vector<std::string>> kLayout = {{kShard1, {"a", "b"}},
-                                                                 {kShard2, {"c"}}};
+const std::map<std::string, std::vector<std::string>> kLayout = {{kShard1, {"a", "b"}}, {kShard2, {"c"}}};
 const std::map<std::string, std::string> kIndex = {{"a", kShard1}, {"b", kShard1}, {"c", kShard2}};
 
 }  // namespace
@@ -66,8 +65,7 @@ TEST_CASE("sharded checkpoint round trip", "[io][checkpoint]") {
   std::mt19937 rng(Catch::rngSeed());
   std::map<std::string, std::vector<std::string>> layout;
   std::map<std::string, std::string> weight_map;
-  const std::vector<std::string> shard_names = {"model-00001-of-00003.safetensors",
-                                                "model-00002-of-00003.safetensors",
+  const std::vector<std::string> shard_names = {"model-00001-of-00003.safetensors", "model-00002-of-00003.safetensors",
                                                 "model-00003-of-00003.safetensors"};
   for (int i = 0; i < 20; ++i) {
     const std::string name = "h." + std::to_string(i) + ".w";
@@ -91,8 +89,7 @@ TEST_CASE("sharded checkpoint round trip", "[io][checkpoint]") {
     if (!layout[s].empty()) expected_paths.push_back(dir / s);
   CHECK(md.shard_paths == expected_paths);
   REQUIRE(md.index_weight_map.size() == weight_map.size());
-  for (const auto& [name, shard] : weight_map)
-    CHECK(md.shard_paths.at(md.index_weight_map.at(name)) == dir / shard);
+  for (const auto& [name, shard] : weight_map) CHECK(md.shard_paths.at(md.index_weight_map.at(name)) == dir / shard);
 
   const Checkpoint ck = Checkpoint::open(md);
   CHECK(ck.all().size() == tensors.size());
@@ -107,8 +104,7 @@ TEST_CASE("sharded checkpoint round trip", "[io][checkpoint]") {
   }
 }
 
-TEST_CASE("a Hugging Face hub cache snapshot, with shards symlinked into blobs, opens",
-          "[io][checkpoint]") {
+TEST_CASE("a Hugging Face hub cache snapshot, with shards symlinked into blobs, opens", "[io][checkpoint]") {
   TempDir root;
   std::mt19937 rng(Catch::rngSeed());
   const std::string repo = root / "models--org--tiny";
@@ -126,8 +122,7 @@ TEST_CASE("a Hugging Face hub cache snapshot, with shards symlinked into blobs, 
   CHECK(ck.file_of("c") == snapshot + "/" + kShard2);
 }
 
-TEST_CASE("a symlinked shard that stays inside the model directory is accepted",
-          "[io][checkpoint]") {
+TEST_CASE("a symlinked shard that stays inside the model directory is accepted", "[io][checkpoint]") {
   TempDir dir;
   std::mt19937 rng(Catch::rngSeed());
   make_dirs(dir / "real");
@@ -140,8 +135,8 @@ TEST_CASE("a symlinked shard that stays inside the model directory is accepted",
 namespace {
 
 // A directory with the usual two shards; `mutate` then breaks it. Returns the error message.
-std::string broken_directory_error(
-    const std::function<void(const TempDir& dir, const TempDir& outside)>& mutate, ErrorCode code) {
+std::string broken_directory_error(const std::function<void(const TempDir& dir, const TempDir& outside)>& mutate,
+                                   ErrorCode code) {
   TempDir dir, outside;
   std::mt19937 rng(Catch::rngSeed());
   write_shards(dir.path(), kLayout, rng);
@@ -164,28 +159,25 @@ void set_index_text(const TempDir& dir, const std::string& text) {
 }  // namespace
 
 TEST_CASE("index shard paths must stay inside the model directory (row 13)", "[io][checkpoint]") {
-  CHECK_THAT(
-      broken_directory_error(
-          [](const TempDir& dir, const TempDir& outside) {
-            set_index(dir, {{"a", outside / kShard1}, {"b", outside / kShard1}, {"c", kShard2}});
-          },
-          ErrorCode::kInvalidFile),
-      Catch::Contains("is an absolute path") && Catch::Contains("listed for tensor 'a'"));
   CHECK_THAT(broken_directory_error(
                  [](const TempDir& dir, const TempDir& outside) {
-                   const std::string rel =
-                       "../" + outside.path().substr(outside.path().rfind('/') + 1) + "/" + kShard1;
+                   set_index(dir, {{"a", outside / kShard1}, {"b", outside / kShard1}, {"c", kShard2}});
+                 },
+                 ErrorCode::kInvalidFile),
+             Catch::Contains("is an absolute path") && Catch::Contains("listed for tensor 'a'"));
+  CHECK_THAT(broken_directory_error(
+                 [](const TempDir& dir, const TempDir& outside) {
+                   const std::string rel = "../" + outside.path().filename().string() + "/" + kShard1;
                    set_index(dir, {{"a", rel}, {"b", rel}, {"c", kShard2}});
                  },
                  ErrorCode::kInvalidFile),
              Catch::Contains("contains '..'"));
-  CHECK_THAT(
-      broken_directory_error(
-          [](const TempDir& dir, const TempDir&) {
-            set_index(dir, {{"a", "sub/../../x.safetensors"}, {"b", kShard1}, {"c", kShard2}});
-          },
-          ErrorCode::kInvalidFile),
-      Catch::Contains("shard 'sub/../../x.safetensors'") && Catch::Contains("contains '..'"));
+  CHECK_THAT(broken_directory_error(
+                 [](const TempDir& dir, const TempDir&) {
+                   set_index(dir, {{"a", "sub/../../x.safetensors"}, {"b", kShard1}, {"c", kShard2}});
+                 },
+                 ErrorCode::kInvalidFile),
+             Catch::Contains("shard 'sub/../../x.safetensors'") && Catch::Contains("contains '..'"));
   CHECK_THAT(broken_directory_error(
                  [](const TempDir& dir, const TempDir& outside) {
                    std::remove((dir / kShard1).c_str());
@@ -203,19 +195,17 @@ TEST_CASE("index shard paths must stay inside the model directory (row 13)", "[i
 
 TEST_CASE("index and shards must agree exactly (row 14)", "[io][checkpoint]") {
   SECTION("missing shard file") {
-    CHECK_THAT(broken_directory_error(
-                   [](const TempDir& dir, const TempDir&) { std::remove((dir / kShard2).c_str()); },
-                   ErrorCode::kInvalidFile),
+    CHECK_THAT(broken_directory_error([](const TempDir& dir, const TempDir&) { std::remove((dir / kShard2).c_str()); },
+                                      ErrorCode::kInvalidFile),
                Catch::Contains("shard '" + kShard2 + "' (listed for tensor 'c') is missing"));
   }
   SECTION("tensor listed for a shard that lacks it") {
-    CHECK_THAT(
-        broken_directory_error(
-            [](const TempDir& dir, const TempDir&) {
-              set_index(dir, {{"a", kShard1}, {"b", kShard1}, {"c", kShard2}, {"d", kShard2}});
-            },
-            ErrorCode::kInvalidFile),
-        Catch::Contains("lists tensor 'd' in") && Catch::Contains(kShard2 + ", which lacks it"));
+    CHECK_THAT(broken_directory_error(
+                   [](const TempDir& dir, const TempDir&) {
+                     set_index(dir, {{"a", kShard1}, {"b", kShard1}, {"c", kShard2}, {"d", kShard2}});
+                   },
+                   ErrorCode::kInvalidFile),
+               Catch::Contains("lists tensor 'd' in") && Catch::Contains(kShard2 + ", which lacks it"));
   }
   SECTION("tensor listed for the wrong shard") {
     CHECK_THAT(broken_directory_error(
@@ -226,14 +216,14 @@ TEST_CASE("index and shards must agree exactly (row 14)", "[io][checkpoint]") {
                Catch::Contains(kShard1 + ": tensor 'b' is here") && Catch::Contains("lists it in"));
   }
   SECTION("tensor present in two shards") {
-    CHECK_THAT(broken_directory_error(
-                   [](const TempDir& dir, const TempDir&) {
-                     std::mt19937 rng(1);
-                     write_shards(dir.path(), {{kShard2, {"c", "a"}}}, rng);
-                   },
-                   ErrorCode::kInvalidFile),
-               Catch::Contains("tensor 'a' is present in two shards") && Catch::Contains(kShard1) &&
-                   Catch::Contains(kShard2));
+    CHECK_THAT(
+        broken_directory_error(
+            [](const TempDir& dir, const TempDir&) {
+              std::mt19937 rng(1);
+              write_shards(dir.path(), {{kShard2, {"c", "a"}}}, rng);
+            },
+            ErrorCode::kInvalidFile),
+        Catch::Contains("tensor 'a' is present in two shards") && Catch::Contains(kShard1) && Catch::Contains(kShard2));
   }
   SECTION("shard tensor not listed in the index") {
     CHECK_THAT(broken_directory_error(
@@ -244,9 +234,8 @@ TEST_CASE("index and shards must agree exactly (row 14)", "[io][checkpoint]") {
                Catch::Contains("tensor 'b' is not listed in"));
   }
   SECTION("a shard that is itself malformed") {
-    CHECK_THAT(broken_directory_error(
-                   [](const TempDir& dir, const TempDir&) { write_file(dir / kShard2, "short"); },
-                   ErrorCode::kInvalidFile),
+    CHECK_THAT(broken_directory_error([](const TempDir& dir, const TempDir&) { write_file(dir / kShard2, "short"); },
+                                      ErrorCode::kInvalidFile),
                Catch::Contains(kShard2 + ": header too small"));
   }
   SECTION("a shard that is a FIFO") {
@@ -255,31 +244,27 @@ TEST_CASE("index and shards must agree exactly (row 14)", "[io][checkpoint]") {
     write_shards(dir.path(), {{kShard1, {"a", "b"}}}, rng);
     make_fifo(dir / kShard2);
     set_index(dir, kIndex);
-    const std::string report =
-        run_in_child([&] { Checkpoint::open(resolve_model_directory(dir.path())); }, 5.0);
+    const std::string report = run_in_child([&] { Checkpoint::open(resolve_model_directory(dir.path())); }, 5.0);
     CHECK_THAT(report, Catch::StartsWith("error: ") && Catch::Contains("is not a regular file"));
   }
 }
 
 TEST_CASE("malformed index files are refused", "[io][checkpoint]") {
   const auto index_error = [](const std::string& text) {
-    return broken_directory_error(
-        [&](const TempDir& dir, const TempDir&) { set_index_text(dir, text); },
-        ErrorCode::kInvalidFile);
+    return broken_directory_error([&](const TempDir& dir, const TempDir&) { set_index_text(dir, text); },
+                                  ErrorCode::kInvalidFile);
   };
   CHECK_THAT(index_error("not json"), Catch::Contains("not valid JSON"));
   CHECK_THAT(index_error("[]"), Catch::Contains("expected a JSON object"));
   CHECK_THAT(index_error("{\"metadata\":{}}"), Catch::Contains("missing 'weight_map'"));
   CHECK_THAT(index_error("{\"weight_map\":[]}"), Catch::Contains("'weight_map' is not an object"));
   CHECK_THAT(index_error("{\"weight_map\":{}}"), Catch::Contains("lists no tensors"));
-  CHECK_THAT(index_error("{\"weight_map\":{\"a\":1}}"),
-             Catch::Contains("entry for tensor 'a' is a JSON number"));
+  CHECK_THAT(index_error("{\"weight_map\":{\"a\":1}}"), Catch::Contains("entry for tensor 'a' is a JSON number"));
   CHECK_THAT(index_error("{\"weight_map\":{\"a\":\"" + kShard1 + "\",\"a\":\"" + kShard2 + "\"}}"),
              Catch::Contains("duplicate key 'a' under 'weight_map'"));
   CHECK_THAT(index_error("{\"metadata\":{\"total_size\":-1},\"weight_map\":{\"a\":\"x\"}}"),
              Catch::Contains("total_size"));
-  CHECK_THAT(index_error("{\"weight_map\":{\"a\":\"" + kShard1 + "\"}} trailing"),
-             Catch::Contains("trailing bytes"));
+  CHECK_THAT(index_error("{\"weight_map\":{\"a\":\"" + kShard1 + "\"}} trailing"), Catch::Contains("trailing bytes"));
   CHECK_THAT(index_error("{\"weight_map\":{\"\xff\":\"x\"}}"), Catch::Contains("not valid UTF-8"));
 }
 

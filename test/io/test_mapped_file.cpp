@@ -63,8 +63,7 @@ TEST_CASE("MappedFile refuses what is not a readable regular file", "[io][mapped
     if (::geteuid() == 0) {
       WARN("running as root: permission bits are not enforced, unreadable-file check skipped");
     } else {
-      const std::string m =
-          error_message([&] { MappedFile::open(dir / "secret"); }, ErrorCode::kIo);
+      const std::string m = error_message([&] { MappedFile::open(dir / "secret"); }, ErrorCode::kIo);
       CHECK_THAT(m, Catch::Contains("Permission denied"));
     }
   }

@@ -20,10 +20,10 @@ struct BadFile {
 };
 
 // One tensor entry as JSON text.
-std::string entry(const std::string& name, const std::string& dtype, const std::string& shape,
-                  uint64_t begin, uint64_t end) {
-  return "\"" + name + "\":{\"dtype\":\"" + dtype + "\",\"shape\":" + shape +
-         ",\"data_offsets\":[" + std::to_string(begin) + "," + std::to_string(end) + "]}";
+std::string entry(const std::string& name, const std::string& dtype, const std::string& shape, uint64_t begin,
+                  uint64_t end) {
+  return "\"" + name + "\":{\"dtype\":\"" + dtype + "\",\"shape\":" + shape + ",\"data_offsets\":[" +
+         std::to_string(begin) + "," + std::to_string(end) + "]}";
 }
 
 std::string object(const std::string& body) { return "{" + body + "}"; }
@@ -61,62 +61,47 @@ std::vector<BadFile> bad_files() {
       {"5", "a second object", safetensors_bytes("{}{}    "), "trailing bytes"},
       {"5", "comment", safetensors_bytes("{}//x    "), "trailing bytes"},
       // 6: duplicate keys (nlohmann would silently keep one).
-      {"6", "duplicate tensor", safetensors_bytes(object(kA + "," + kA), string(8, '\0')),
-       "duplicate key 'a'"},
+      {"6", "duplicate tensor", safetensors_bytes(object(kA + "," + kA), string(8, '\0')), "duplicate key 'a'"},
       {"6", "duplicate field",
-       safetensors_bytes(
-           "{\"a\":{\"dtype\":\"F32\",\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,8]}}",
-           kEightBytes),
+       safetensors_bytes("{\"a\":{\"dtype\":\"F32\",\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,8]}}",
+                         kEightBytes),
        "duplicate key 'dtype' under 'a'"},
-      {"6", "duplicate __metadata__",
-       safetensors_bytes("{\"__metadata__\":{},\"__metadata__\":{}}"),
+      {"6", "duplicate __metadata__", safetensors_bytes("{\"__metadata__\":{},\"__metadata__\":{}}"),
        "duplicate key '__metadata__'"},
-      {"6", "duplicate metadata key",
-       safetensors_bytes("{\"__metadata__\":{\"k\":\"1\",\"k\":\"2\"}}"),
+      {"6", "duplicate metadata key", safetensors_bytes("{\"__metadata__\":{\"k\":\"1\",\"k\":\"2\"}}"),
        "duplicate key 'k' under '__metadata__'"},
       // 7: schema: __metadata__ a flat object of strings; entries exactly dtype/shape/offsets.
       {"7", "metadata value not a string", safetensors_bytes("{\"__metadata__\":{\"k\":1}}"),
        "'__metadata__' key 'k' is a JSON number"},
-      {"7", "metadata value an object",
-       safetensors_bytes("{\"__metadata__\":{\"k\":{\"x\":\"y\"}}}"),
+      {"7", "metadata value an object", safetensors_bytes("{\"__metadata__\":{\"k\":{\"x\":\"y\"}}}"),
        "'__metadata__' key 'k' is a JSON object"},
       {"7", "metadata not an object", safetensors_bytes("{\"__metadata__\":\"pt\"}"),
        "'__metadata__' is a JSON string"},
       {"7", "entry not an object", safetensors_bytes("{\"a\":5}"), "tensor 'a' is a JSON number"},
       {"7", "extra field",
-       safetensors_bytes("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8],\"x\":1}}",
-                         kEightBytes),
+       safetensors_bytes("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8],\"x\":1}}", kEightBytes),
        "tensor 'a' has unexpected field 'x'"},
-      {"7", "missing data_offsets",
-       safetensors_bytes("{\"a\":{\"dtype\":\"F32\",\"shape\":[2]}}", kEightBytes),
+      {"7", "missing data_offsets", safetensors_bytes("{\"a\":{\"dtype\":\"F32\",\"shape\":[2]}}", kEightBytes),
        "tensor 'a' is missing field 'data_offsets'"},
-      {"7", "missing dtype",
-       safetensors_bytes("{\"a\":{\"shape\":[2],\"data_offsets\":[0,8]}}", kEightBytes),
+      {"7", "missing dtype", safetensors_bytes("{\"a\":{\"shape\":[2],\"data_offsets\":[0,8]}}", kEightBytes),
        "tensor 'a' is missing field 'dtype'"},
       {"7", "dtype a number",
        safetensors_bytes("{\"a\":{\"dtype\":1,\"shape\":[2],\"data_offsets\":[0,8]}}", kEightBytes),
        "dtype is a JSON number"},
-      {"7", "shape a string",
-       safetensors_bytes(object(entry("a", "F32", "\"2\"", 0, 8)), kEightBytes),
+      {"7", "shape a string", safetensors_bytes(object(entry("a", "F32", "\"2\"", 0, 8)), kEightBytes),
        "shape is a JSON string"},
-      {"7", "negative shape",
-       safetensors_bytes(object(entry("a", "F32", "[-2]", 0, 8)), kEightBytes),
+      {"7", "negative shape", safetensors_bytes(object(entry("a", "F32", "[-2]", 0, 8)), kEightBytes),
        "shape entry -2 is not a non-negative integer"},
-      {"7", "fractional shape",
-       safetensors_bytes(object(entry("a", "F32", "[2.0]", 0, 8)), kEightBytes),
+      {"7", "fractional shape", safetensors_bytes(object(entry("a", "F32", "[2.0]", 0, 8)), kEightBytes),
        "is not a non-negative integer"},
-      {"7", "nested shape",
-       safetensors_bytes(object(entry("a", "F32", "[[2]]", 0, 8)), kEightBytes), "nests deeper"},
+      {"7", "nested shape", safetensors_bytes(object(entry("a", "F32", "[[2]]", 0, 8)), kEightBytes), "nests deeper"},
       {"7", "three offsets",
-       safetensors_bytes("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8,8]}}",
-                         kEightBytes),
+       safetensors_bytes("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8,8]}}", kEightBytes),
        "expected [begin, end]"},
-      {"7", "negative offset",
-       safetensors_bytes("{\"a\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[-8,-8]}}"),
+      {"7", "negative offset", safetensors_bytes("{\"a\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[-8,-8]}}"),
        "not two non-negative integers"},
       {"7", "string offset",
-       safetensors_bytes("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[\"0\",8]}}",
-                         kEightBytes),
+       safetensors_bytes("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[\"0\",8]}}", kEightBytes),
        "not two non-negative integers"},
       {"7", "offset beyond u64",
        safetensors_bytes("{\"a\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":["
@@ -125,58 +110,45 @@ std::vector<BadFile> bad_files() {
       // 8: dtypes outside the standard, whole-byte set.
       {"8", "F8_E4M3", safetensors_bytes(object(entry("a", "F8_E4M3", "[8]", 0, 8)), kEightBytes),
        "tensor 'a' has unsupported dtype 'F8_E4M3'"},
-      {"8", "X", safetensors_bytes(object(entry("a", "X", "[8]", 0, 8)), kEightBytes),
-       "unsupported dtype 'X'"},
+      {"8", "X", safetensors_bytes(object(entry("a", "X", "[8]", 0, 8)), kEightBytes), "unsupported dtype 'X'"},
       {"8", "lowercase f32", safetensors_bytes(object(entry("a", "f32", "[2]", 0, 8)), kEightBytes),
        "unsupported dtype 'f32'"},
       // 9: offsets that do not tile the data section.
-      {"9", "first tensor not at 0",
-       safetensors_bytes(object(entry("a", "F32", "[2]", 4, 12)), string(12, '\0')),
+      {"9", "first tensor not at 0", safetensors_bytes(object(entry("a", "F32", "[2]", 4, 12)), string(12, '\0')),
        "tensor 'a' has invalid data_offsets: begins at 4, leaving a hole"},
       {"9", "hole between tensors",
        safetensors_bytes(object(kA + "," + entry("b", "F32", "[1]", 12, 16)), string(16, '\0')),
        "tensor 'b' has invalid data_offsets: begins at 12, leaving a hole after tensor 'a'"},
-      {"9", "overlap",
-       safetensors_bytes(object(kA + "," + entry("b", "F32", "[2]", 4, 12)), string(12, '\0')),
+      {"9", "overlap", safetensors_bytes(object(kA + "," + entry("b", "F32", "[2]", 4, 12)), string(12, '\0')),
        "tensor 'b' has invalid data_offsets: begins at 4, overlapping"},
-      {"9", "same range twice",
-       safetensors_bytes(object(kA + "," + entry("b", "F32", "[2]", 0, 8)), kEightBytes),
+      {"9", "same range twice", safetensors_bytes(object(kA + "," + entry("b", "F32", "[2]", 0, 8)), kEightBytes),
        "invalid data_offsets"},
-      {"9", "end before begin",
-       safetensors_bytes(object(entry("a", "F32", "[0]", 8, 4)), kEightBytes),
+      {"9", "end before begin", safetensors_bytes(object(entry("a", "F32", "[0]", 8, 4)), kEightBytes),
        "tensor 'a': data_offsets end 4 is before begin 8"},
       // 10: byte counts that overflow.
       {"10", "[2^62, 8] of F32",
        safetensors_bytes(object(entry("a", "F32", "[4611686018427387904,8]", 0, 8)), kEightBytes),
        "overflows a 64-bit byte count"},
-      {"10", "[2^32, 2^32]",
-       safetensors_bytes(object(entry("a", "U8", "[4294967296,4294967296]", 0, 8)), kEightBytes),
+      {"10", "[2^32, 2^32]", safetensors_bytes(object(entry("a", "U8", "[4294967296,4294967296]", 0, 8)), kEightBytes),
        "overflows a 64-bit byte count"},
-      {"10", "dimension 2^63",
-       safetensors_bytes(object(entry("a", "U8", "[9223372036854775808]", 0, 8)), kEightBytes),
+      {"10", "dimension 2^63", safetensors_bytes(object(entry("a", "U8", "[9223372036854775808]", 0, 8)), kEightBytes),
        "overflows int64"},
       // 11: offsets that disagree with dtype and shape.
-      {"11", "too few bytes",
-       safetensors_bytes(object(entry("a", "F32", "[2]", 0, 4)), string(4, '\0')), "needs 8"},
-      {"11", "too many bytes",
-       safetensors_bytes(object(entry("a", "F16", "[2]", 0, 8)), kEightBytes), "needs 4"},
-      {"11", "scalar with no bytes", safetensors_bytes(object(entry("a", "F32", "[]", 0, 0))),
-       "needs 4"},
+      {"11", "too few bytes", safetensors_bytes(object(entry("a", "F32", "[2]", 0, 4)), string(4, '\0')), "needs 8"},
+      {"11", "too many bytes", safetensors_bytes(object(entry("a", "F16", "[2]", 0, 8)), kEightBytes), "needs 4"},
+      {"11", "scalar with no bytes", safetensors_bytes(object(entry("a", "F32", "[]", 0, 0))), "needs 4"},
       // 12: data section longer or shorter than the tensors.
       {"12", "trailing bytes", safetensors_bytes(object(kA), kEightBytes + "tail"),
        "4 trailing bytes after the last tensor"},
       {"12", "trailing bytes, no tensors", safetensors_bytes("{}", "x"), "1 trailing bytes"},
-      {"12", "truncated data", safetensors_bytes(object(kA), "\x01\x02\x03"),
-       "data section is truncated"},
-      {"12", "truncated, no data at all", safetensors_bytes(object(kA)),
-       "data section is truncated"},
+      {"12", "truncated data", safetensors_bytes(object(kA), "\x01\x02\x03"), "data section is truncated"},
+      {"12", "truncated, no data at all", safetensors_bytes(object(kA)), "data section is truncated"},
   };
 }
 
 }  // namespace
 
-TEST_CASE("every malformed safetensors file is refused with a clear error",
-          "[io][safetensors][malformed]") {
+TEST_CASE("every malformed safetensors file is refused with a clear error", "[io][safetensors][malformed]") {
   TempDir dir;
   const std::vector<BadFile> files = bad_files();
   for (size_t i = 0; i < files.size(); ++i) {
@@ -184,15 +156,13 @@ TEST_CASE("every malformed safetensors file is refused with a clear error",
     const std::string path = dir / ("bad" + std::to_string(i) + ".safetensors");
     write_file(path, bad.bytes);
     INFO("bad-inputs row " << bad.row << ": " << bad.what);
-    const std::string message =
-        error_message([&] { SafetensorsFile::open(path); }, ErrorCode::kInvalidFile);
+    const std::string message = error_message([&] { SafetensorsFile::open(path); }, ErrorCode::kInvalidFile);
     CHECK_THAT(message, Catch::Contains(bad.expected));
     CHECK_THAT(message, Catch::StartsWith(path));
   }
 }
 
-TEST_CASE("valid edge cases that the malformed table borders on are accepted",
-          "[io][safetensors][malformed]") {
+TEST_CASE("valid edge cases that the malformed table borders on are accepted", "[io][safetensors][malformed]") {
   TempDir dir;
   const auto open_bytes = [&](const std::string& bytes) {
     write_file(dir / "ok.safetensors", bytes);
@@ -207,30 +177,28 @@ TEST_CASE("valid edge cases that the malformed table borders on are accepted",
     CHECK(f.tensors()[0].shape == std::vector<int64_t>{2});
   }
   SECTION("zero-size tensors may share an offset with each other and with a neighbour") {
-    const SafetensorsFile f = open_bytes(safetensors_bytes(
-        object(entry("z1", "F32", "[0]", 8, 8) + "," + kA + "," +
-               entry("z2", "BF16", "[3,0]", 8, 8) + "," + entry("z0", "U8", "[0]", 0, 0)),
-        kEightBytes));
+    const SafetensorsFile f =
+        open_bytes(safetensors_bytes(object(entry("z1", "F32", "[0]", 8, 8) + "," + kA + "," +
+                                            entry("z2", "BF16", "[3,0]", 8, 8) + "," + entry("z0", "U8", "[0]", 0, 0)),
+                                     kEightBytes));
     CHECK(f.tensors().size() == 4);
     // Header order is kept, not offset order.
     CHECK(f.tensors()[0].name == "z1");
     CHECK(f.tensors()[3].name == "z0");
   }
   SECTION("a huge dimension times a zero dimension is an empty tensor") {
-    const SafetensorsFile f =
-        open_bytes(safetensors_bytes(object(entry("a", "F32", "[9223372036854775807,0]", 0, 0))));
+    const SafetensorsFile f = open_bytes(safetensors_bytes(object(entry("a", "F32", "[9223372036854775807,0]", 0, 0))));
     CHECK(f.tensors()[0].byte_size() == 0);
   }
   SECTION("escaped and non-ASCII tensor names") {
     const SafetensorsFile f = open_bytes(safetensors_bytes(
-        object(entry("caf\xc3\xa9", "F32", "[2]", 0, 8) + "," + entry("q\\\"", "U8", "[1]", 8, 9)),
-        kEightBytes + "z"));
+        object(entry("caf\xc3\xa9", "F32", "[2]", 0, 8) + "," + entry("q\\\"", "U8", "[1]", 8, 9)), kEightBytes + "z"));
     CHECK(f.find("caf\xc3\xa9") != nullptr);
     CHECK(f.find("q\"") != nullptr);
   }
   SECTION("-0 is accepted as a zero offset or dimension") {
-    const SafetensorsFile f = open_bytes(
-        safetensors_bytes("{\"a\":{\"dtype\":\"F32\",\"shape\":[-0],\"data_offsets\":[-0,0]}}"));
+    const SafetensorsFile f =
+        open_bytes(safetensors_bytes("{\"a\":{\"dtype\":\"F32\",\"shape\":[-0],\"data_offsets\":[-0,0]}}"));
     CHECK(f.tensors()[0].shape == std::vector<int64_t>{0});
   }
 }

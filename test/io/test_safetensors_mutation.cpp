@@ -49,8 +49,7 @@ std::string mutate(std::string bytes, std::mt19937& rng) {
 
 }  // namespace
 
-TEST_CASE("randomly corrupted files parse consistently or fail with kInvalidFile",
-          "[io][safetensors][fuzz]") {
+TEST_CASE("randomly corrupted files parse consistently or fail with kInvalidFile", "[io][safetensors][fuzz]") {
   TempDir dir;
   std::mt19937 rng(Catch::rngSeed());
   const std::vector<float> w(24, 0.25f);

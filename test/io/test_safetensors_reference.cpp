@@ -94,8 +94,7 @@ TEST_CASE("reader accepts the other standard dtypes without a compute type", "[i
   CHECK(values_of<float>(*file.find("w")) == std::vector<float>{1.0f, -2.0f});
 }
 
-TEST_CASE("writer output is byte-identical to the reference implementation's",
-          "[io][safetensors]") {
+TEST_CASE("writer output is byte-identical to the reference implementation's", "[io][safetensors]") {
   TempDir dir;
   // Given in an order different from the file's, as a Python dict would be.
   const std::vector<TensorToWrite> tensors = {

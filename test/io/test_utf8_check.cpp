@@ -1,14 +1,21 @@
-// find_invalid_utf8 against an independent decoder: the reference below decodes code points
-// arithmetically and applies the RFC 3629 rules (shortest form, no surrogates, <= U+10FFFF),
-// while the implementation uses the byte-range table; they must agree on every string of up to
-// three bytes and on random longer strings.
+// utf8::first_invalid_offset (as the file readers use it) against an independent decoder: the reference below decodes
+// code points arithmetically and applies the RFC 3629 rules (shortest form, no surrogates, <= U+10FFFF), while the
+// implementation uses the byte-range table; they must agree on every string of up to three bytes and on random longer
+// strings.
 #include <catch2/catch.hpp>
+#include <optional>
 #include <random>
 
-#include "engine/io/utf8_check.h"
+#include "engine/core/utf8.h"
 
 namespace eagerlm::io {
 namespace {
+
+// The validator as the readers use it: the offset of the first bad byte, or nothing.
+std::optional<size_t> find_invalid_utf8(std::string_view s) {
+  const size_t at = utf8::first_invalid_offset(s);
+  return at == std::string_view::npos ? std::nullopt : std::optional<size_t>(at);
+}
 
 std::optional<size_t> reference_first_invalid(const std::string& s) {
   size_t i = 0;

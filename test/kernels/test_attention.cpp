@@ -7,6 +7,9 @@
 // reaches the output shows up as a non-finite value; the caches end at an inaccessible page, so
 // a read past a full last slot crashes. Output row padding must stay untouched.
 //
+// A BF16 or F16 cache is checked the same way: its halves are the cache, and the reference and
+// the bound use their exact float32 values (the kernel widens exactly, so the same bound holds).
+//
 // Tolerance per output row and head, first order, u = 2^-24, L keys, B = ⌈L/64⌉ blocks, d = d_head:
 //   scores: each is a float dot product of d terms of the scaled query, so
 //           |δs_j| <= Δ = (d + 1)·u·scale·max_j Σ_c |q_c·k_jc|;
@@ -22,12 +25,15 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/common/dtype.h"
 #include "kernels/cpu/cpu_ops.h"
 #include "test/kernels/guarded_buffer.h"
 #include "test/reference/attention.h"
-#include "test/reference/compare.h"
+#include "test/support/random.h"
+#include "test/support/tolerance.h"
 
 namespace ref = eagerlm::reference;
+namespace test = eagerlm::test;
 using eagerlm::KvLayout;
 using eagerlm::StepBatch;
 
@@ -47,10 +53,9 @@ struct Case {
 };
 
 // Bounds per output element from the comment at the top of the file.
-std::vector<double> attention_bound(const std::vector<float>& qkv, int64_t ld_qkv,
-                                    const StepBatch& batch, const KvLayout& layout,
-                                    const float* k_cache, const float* v_cache, double scale) {
-  const double u = ref::kFloatEps;
+std::vector<double> attention_bound(const std::vector<float>& qkv, int64_t ld_qkv, const StepBatch& batch,
+                                    const KvLayout& layout, const float* k_cache, const float* v_cache, double scale) {
+  const double u = test::kFloatEps;
   const int64_t d = layout.d_head, width = layout.n_head * d;
   std::vector<double> bound(size_t(batch.n_rows * width), 0.0);
   for (int32_t s = 0; s < batch.n_seq; ++s) {
@@ -75,9 +80,8 @@ std::vector<double> attention_bound(const std::vector<float>& qkv, int64_t ld_qk
           s_max = std::max(s_max, scale * dot);
         }
         const double blocks = std::ceil(double(n_keys) / eagerlm::cpu::kAttentionBlock);
-        const double eta = double(d + 1) * u * scale * max_abs_dot + 2 * (s_max - s_min) * u +
-                           (4 * blocks + 3) * u;
-        const double b = ref::kFirstOrderMargin * v_max * (2 * eta + double(2 * n_keys + 4) * u);
+        const double eta = double(d + 1) * u * scale * max_abs_dot + 2 * (s_max - s_min) * u + (4 * blocks + 3) * u;
+        const double b = test::kFirstOrderMargin * v_max * (2 * eta + double(2 * n_keys + 4) * u);
         for (int64_t c = 0; c < d; ++c) bound[size_t(row * width + h * d + c)] = b;
       }
     }
@@ -85,9 +89,17 @@ std::vector<double> attention_bound(const std::vector<float>& qkv, int64_t ld_qk
   return bound;
 }
 
-void run(const Case& tc, uint32_t salt) {
-  auto rng = ref::test_rng(salt);
-  const KvLayout layout = eagerlm::kv_layout(tc.max_len, tc.n_head, tc.d_head);
+// The half of v in a cache of `dtype` (BF16 or F16).
+uint16_t to_half(float v, eagerlm::DType dtype) {
+  return dtype == eagerlm::DType::kBF16 ? eagerlm::float_to_bf16(v) : eagerlm::float_to_f16(v);
+}
+float from_half(uint16_t h, eagerlm::DType dtype) {
+  return dtype == eagerlm::DType::kBF16 ? eagerlm::bf16_to_float(h) : eagerlm::f16_to_float(h);
+}
+
+void run(const Case& tc, uint32_t salt, eagerlm::DType cache_type = eagerlm::DType::kF32) {
+  auto rng = test::test_rng(salt);
+  const KvLayout layout = eagerlm::kv_layout(tc.max_len, tc.n_head, tc.d_head, cache_type);
   const int64_t width = tc.n_head * tc.d_head;
   const int64_t ld_qkv = 3 * width + 5, ld_out = width + 3;
 
@@ -115,7 +127,7 @@ void run(const Case& tc, uint32_t salt) {
   // Queries random; the key/value columns and the row padding of qkv NaN (never read).
   std::vector<float> qkv(size_t(rows * ld_qkv), kNaN);
   for (int64_t r = 0; r < rows; ++r) {
-    const auto q = ref::random_floats(rng, size_t(width), -tc.q_range, tc.q_range);
+    const auto q = test::random_floats(rng, size_t(width), -tc.q_range, tc.q_range);
     std::copy(q.begin(), q.end(), qkv.begin() + r * ld_qkv);
   }
 
@@ -126,8 +138,8 @@ void run(const Case& tc, uint32_t salt) {
   for (const Seq& s : tc.seqs) {
     for (int64_t h = 0; h < tc.n_head; ++h) {
       const int64_t base = s.slot * layout.slot_stride + h * layout.head_stride;
-      const auto keys = ref::random_floats(rng, size_t((s.past + s.n_new) * tc.d_head), -1, 1);
-      const auto values = ref::random_floats(rng, keys.size(), -1.0f, 1.0f);
+      const auto keys = test::random_floats(rng, size_t((s.past + s.n_new) * tc.d_head), -1, 1);
+      const auto values = test::random_floats(rng, keys.size(), -1.0f, 1.0f);
       std::copy(keys.begin(), keys.end(), k_cache.data() + base);
       std::copy(values.begin(), values.end(), v_cache.data() + base);
     }
@@ -135,13 +147,24 @@ void run(const Case& tc, uint32_t salt) {
 
   const float scale = 1.0f / std::sqrt(float(tc.d_head));
   std::vector<float> out(size_t(rows * ld_out), kSentinel);
-  eagerlm::cpu::attention(qkv.data(), ld_qkv, batch, layout, k_cache.data(), v_cache.data(), scale,
-                          out.data(), ld_out);
+  if (cache_type == eagerlm::DType::kF32) {
+    eagerlm::cpu::attention(qkv.data(), ld_qkv, batch, layout, k_cache.data(), v_cache.data(), scale, out.data(),
+                            ld_out);
+  } else {
+    // The halves are the cache; the float caches become their exact values (NaN stays NaN).
+    eagerlm::test::Guarded<uint16_t> k_half(cache_size, 0), v_half(cache_size, 0);
+    for (size_t i = 0; i < cache_size; ++i) {
+      k_half.data()[i] = to_half(k_cache.data()[i], cache_type);
+      v_half.data()[i] = to_half(v_cache.data()[i], cache_type);
+      k_cache.data()[i] = from_half(k_half.data()[i], cache_type);
+      v_cache.data()[i] = from_half(v_half.data()[i], cache_type);
+    }
+    eagerlm::cpu::attention(qkv.data(), ld_qkv, batch, layout, k_half.data(), v_half.data(), scale, out.data(),
+                            ld_out);
+  }
 
-  const auto want =
-      ref::attention(qkv.data(), ld_qkv, batch, layout, k_cache.data(), v_cache.data(), scale);
-  const auto bound =
-      attention_bound(qkv, ld_qkv, batch, layout, k_cache.data(), v_cache.data(), scale);
+  const auto want = ref::attention(qkv.data(), ld_qkv, batch, layout, k_cache.data(), v_cache.data(), scale);
+  const auto bound = attention_bound(qkv, ld_qkv, batch, layout, k_cache.data(), v_cache.data(), scale);
   std::vector<float> got(size_t(rows * width));
   bool padding_intact = true;
   for (int64_t r = 0; r < rows; ++r) {
@@ -149,7 +172,7 @@ void run(const Case& tc, uint32_t salt) {
     for (int64_t c = width; c < ld_out; ++c) padding_intact &= out[r * ld_out + c] == kSentinel;
   }
   CHECK(padding_intact);
-  ref::check_within(got, want, bound);  // fails on any NaN that leaked in
+  test::check_within(got, want, bound);  // fails on any NaN that leaked in
 }
 
 }  // namespace
@@ -192,5 +215,17 @@ TEST_CASE("attention at block boundaries and at max_len", "[kernels][attention]"
     run({2, 128, 2, d_head, {{0, 64, 64}, {1, 127, 1}}}, 113);
     run({1, 65, 3, d_head, {{0, 0, 65}}}, 114);
     run({1, 100, 2, d_head, {{0, 99, 1}}}, 115);
+  }
+}
+
+TEST_CASE("attention over a BF16 or F16 cache", "[kernels][attention]") {
+  for (const auto dtype : {eagerlm::DType::kBF16, eagerlm::DType::kF16}) {
+    for (const int64_t d_head : {64, 17}) {
+      INFO(eagerlm::dtype_size(dtype) << "-byte " << (dtype == eagerlm::DType::kBF16 ? "BF16" : "F16")
+                                      << " cache, d_head=" << d_head);
+      run({1, 200, 2, d_head, {{0, 5, 130}}, 4.0f}, 121, dtype);  // prefill, peaky scores
+      run({3, 1024, 3, d_head, {{2, 1000, 1}, {0, 999, 1}, {1, 1, 1}}, 3.0f}, 122, dtype);  // decode
+      run({2, 128, 2, d_head, {{0, 64, 64}, {1, 127, 1}}}, 123, dtype);  // to max_len, the guard page
+    }
   }
 }

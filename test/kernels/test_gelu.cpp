@@ -17,22 +17,23 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_ops.h"
-#include "test/reference/compare.h"
 #include "test/reference/gelu.h"
+#include "test/support/random.h"
+#include "test/support/tolerance.h"
 
 namespace ref = eagerlm::reference;
+namespace test = eagerlm::test;
 
 namespace {
 
 std::vector<double> gelu_bound(const std::vector<float>& x, const std::vector<double>& want) {
-  const double u = ref::kFloatEps;
+  const double u = test::kFloatEps;
   std::vector<double> bound(x.size());
   for (size_t i = 0; i < x.size(); ++i) {
     const double v = x[i];
     const double a = -2.0 * std::sqrt(2.0 / std::numbers::pi) * (v + 0.044715 * v * v * v);
     const double weight = a > 0 ? 1.0 / (1.0 + std::exp(-a)) : std::exp(a) / (1.0 + std::exp(a));
-    bound[i] = ref::kFirstOrderMargin * std::abs(want[i]) *
-                   (weight * (6 * u * std::abs(a) + 2 * u) + 2 * u) +
+    bound[i] = test::kFirstOrderMargin * std::abs(want[i]) * (weight * (6 * u * std::abs(a) + 2 * u) + 2 * u) +
                std::abs(v) * (std::ldexp(4.0, -126) + std::ldexp(1.0, -52));
   }
   return bound;
@@ -43,27 +44,27 @@ void check_gelu(const std::vector<float>& x) {
   const auto bound = gelu_bound(x, want);
   std::vector<float> y(x.size());
   eagerlm::cpu::gelu(x.data(), y.data(), int64_t(x.size()));
-  ref::check_within(y, want, bound);
+  test::check_within(y, want, bound);
   auto in_place = x;
   eagerlm::cpu::gelu(in_place.data(), in_place.data(), int64_t(in_place.size()));
-  ref::check_within(in_place, want, bound);
+  test::check_within(in_place, want, bound);
 }
 
 }  // namespace
 
 TEST_CASE("gelu matches the double reference", "[kernels][gelu]") {
-  auto rng = ref::test_rng(31);
+  auto rng = test::test_rng(31);
   for (const int64_t n : {1, 3, 17, 63, 65, 127, 769, 100003}) {
     for (const float range : {0.01f, 4.0f, 12.0f}) {
       INFO("n=" << n << " range=" << range);
-      check_gelu(ref::random_floats(rng, size_t(n), -range, range));
+      check_gelu(test::random_floats(rng, size_t(n), -range, range));
     }
   }
 }
 
 TEST_CASE("gelu handles zeros, tiny and huge inputs", "[kernels][gelu]") {
-  check_gelu({0.0f, -0.0f, 1e-30f, -1e-30f, 1e-8f, -1e-8f, 5.0f, -5.0f, 9.0f, -9.0f, 30.0f, -30.0f,
-              1e4f, -1e4f, 1e20f, -1e20f});
+  check_gelu({0.0f, -0.0f, 1e-30f, -1e-30f, 1e-8f, -1e-8f, 5.0f, -5.0f, 9.0f, -9.0f, 30.0f, -30.0f, 1e4f, -1e4f, 1e20f,
+              -1e20f});
   std::vector<float> y(1);
   const float big = 1e20f;
   eagerlm::cpu::gelu(&big, y.data(), 1);

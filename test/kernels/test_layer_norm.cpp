@@ -13,17 +13,18 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_ops.h"
-#include "test/reference/compare.h"
 #include "test/reference/layer_norm.h"
+#include "test/support/random.h"
+#include "test/support/tolerance.h"
 
 namespace ref = eagerlm::reference;
+namespace test = eagerlm::test;
 
 namespace {
 
 std::vector<double> layer_norm_bound(const std::vector<float>& x, const std::vector<float>& gamma,
-                                     const std::vector<double>& want, int64_t rows, int64_t cols,
-                                     double eps) {
-  const double u = ref::kFloatEps;
+                                     const std::vector<double>& want, int64_t rows, int64_t cols, double eps) {
+  const double u = test::kFloatEps;
   const double n = double(cols);
   std::vector<double> bound(want.size());
   for (int64_t r = 0; r < rows; ++r) {
@@ -43,10 +44,9 @@ std::vector<double> layer_norm_bound(const std::vector<float>& x, const std::vec
     const double rstd_err = (n / 2 + 5) * u + mean_err * mean_err / (2 * (var + eps));
     for (int64_t c = 0; c < cols; ++c) {
       const size_t i = size_t(r * cols + c);
-      bound[i] =
-          ref::kFirstOrderMargin *
-          (rstd * std::abs(gamma[c]) * (std::abs(row[c] - mean) * (rstd_err + 3 * u) + mean_err) +
-           u * std::abs(want[i]));
+      bound[i] = test::kFirstOrderMargin *
+                 (rstd * std::abs(gamma[c]) * (std::abs(row[c] - mean) * (rstd_err + 3 * u) + mean_err) +
+                  u * std::abs(want[i]));
     }
   }
   return bound;
@@ -55,7 +55,7 @@ std::vector<double> layer_norm_bound(const std::vector<float>& x, const std::vec
 }  // namespace
 
 TEST_CASE("layer_norm matches the double reference", "[kernels][layer_norm]") {
-  auto rng = ref::test_rng(21);
+  auto rng = test::test_rng(21);
   const float eps = 1e-5f;
   struct Input {
     float offset, spread;
@@ -66,23 +66,21 @@ TEST_CASE("layer_norm matches the double reference", "[kernels][layer_norm]") {
   for (const int64_t rows : {1, 3, 17, 129}) {
     for (const int64_t cols : {1, 3, 17, 63, 65, 768, 769}) {
       for (const Input& in : inputs) {
-        INFO("rows=" << rows << " cols=" << cols << " offset=" << in.offset
-                     << " spread=" << in.spread);
-        auto x = ref::random_floats(rng, size_t(rows * cols), -in.spread, in.spread);
+        INFO("rows=" << rows << " cols=" << cols << " offset=" << in.offset << " spread=" << in.spread);
+        auto x = test::random_floats(rng, size_t(rows * cols), -in.spread, in.spread);
         for (float& v : x) v += in.offset;
-        const auto gamma = ref::random_floats(rng, size_t(cols), -2.0f, 2.0f);
-        const auto beta = ref::random_floats(rng, size_t(cols), -1.0f, 1.0f);
+        const auto gamma = test::random_floats(rng, size_t(cols), -2.0f, 2.0f);
+        const auto beta = test::random_floats(rng, size_t(cols), -1.0f, 1.0f);
         const auto want = ref::layer_norm(x.data(), gamma.data(), beta.data(), rows, cols, eps);
         const auto bound = layer_norm_bound(x, gamma, want, rows, cols, eps);
 
         std::vector<float> y(x.size(), 7.0f);
         eagerlm::cpu::layer_norm(x.data(), gamma.data(), beta.data(), y.data(), rows, cols, eps);
-        ref::check_within(y, want, bound);
+        test::check_within(y, want, bound);
 
         auto in_place = x;
-        eagerlm::cpu::layer_norm(in_place.data(), gamma.data(), beta.data(), in_place.data(), rows,
-                                 cols, eps);
-        ref::check_within(in_place, want, bound);
+        eagerlm::cpu::layer_norm(in_place.data(), gamma.data(), beta.data(), in_place.data(), rows, cols, eps);
+        test::check_within(in_place, want, bound);
       }
     }
   }

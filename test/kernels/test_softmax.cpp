@@ -16,16 +16,18 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_ops.h"
-#include "test/reference/compare.h"
 #include "test/reference/softmax.h"
+#include "test/support/random.h"
+#include "test/support/tolerance.h"
 
 namespace ref = eagerlm::reference;
+namespace test = eagerlm::test;
 
 namespace {
 
-std::vector<double> softmax_bound(const std::vector<float>& x, const std::vector<double>& want,
-                                  int64_t rows, int64_t cols, const int32_t* valid) {
-  const double u = ref::kFloatEps;
+std::vector<double> softmax_bound(const std::vector<float>& x, const std::vector<double>& want, int64_t rows,
+                                  int64_t cols, const int32_t* valid) {
+  const double u = test::kFloatEps;
   std::vector<double> bound(want.size(), 0.0);
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t n = valid ? valid[r] : cols;
@@ -35,8 +37,8 @@ std::vector<double> softmax_bound(const std::vector<float>& x, const std::vector
     for (int64_t c = 0; c < n; ++c) mean_gap += want[r * cols + c] * (max - x[r * cols + c]);
     for (int64_t c = 0; c < n; ++c) {
       const size_t i = size_t(r * cols + c);
-      bound[i] = ref::kFirstOrderMargin * want[i] * u * ((max - x[i]) + mean_gap + double(n) + 6) +
-                 std::ldexp(1.0, -125);
+      bound[i] =
+          test::kFirstOrderMargin * want[i] * u * ((max - x[i]) + mean_gap + double(n) + 6) + std::ldexp(1.0, -125);
     }
   }
   return bound;
@@ -50,12 +52,11 @@ void check_softmax(std::vector<float> x, int64_t rows, int64_t cols, const int32
   // poison the whole row.
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t c = valid ? valid[r] : cols; c < cols; ++c) {
-      x[r * cols + c] = (r + c) % 2 ? std::numeric_limits<float>::infinity()
-                                    : std::numeric_limits<float>::quiet_NaN();
+      x[r * cols + c] = (r + c) % 2 ? std::numeric_limits<float>::infinity() : std::numeric_limits<float>::quiet_NaN();
     }
   }
   eagerlm::cpu::softmax(x.data(), rows, cols, valid);
-  ref::check_within(x, want, bound);
+  test::check_within(x, want, bound);
   bool masked_zero = true;
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t c = valid ? valid[r] : cols; c < cols; ++c) {
@@ -68,12 +69,12 @@ void check_softmax(std::vector<float> x, int64_t rows, int64_t cols, const int32
 }  // namespace
 
 TEST_CASE("softmax matches the double reference", "[kernels][softmax]") {
-  auto rng = ref::test_rng(61);
+  auto rng = test::test_rng(61);
   for (const int64_t rows : {1, 3, 17, 65}) {
     for (const int64_t cols : {1, 3, 17, 63, 64, 65, 769}) {
       for (const float range : {1.0f, 80.0f}) {
         INFO("rows=" << rows << " cols=" << cols << " range=" << range);
-        const auto x = ref::random_floats(rng, size_t(rows * cols), -range, range);
+        const auto x = test::random_floats(rng, size_t(rows * cols), -range, range);
         check_softmax(x, rows, cols, nullptr);
 
         // Valid counts: 0, all, and random in between.

@@ -12,20 +12,9 @@
 
 #include <eagerlm/eagerlm.hpp>
 
-namespace eagerlm::test {
+#include "test/support/temp_dir.h"
 
-struct TempDir {
-  TempDir() {
-    static std::mt19937_64 rng(std::random_device{}());
-    path = std::filesystem::temp_directory_path() / ("eagerlm-library-" + std::to_string(rng()));
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string file(const std::string& name) const { return (path / name).string(); }
-  std::filesystem::path path;
-};
+namespace eagerlm::test {
 
 inline void write_file(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
@@ -40,8 +29,8 @@ inline const char* tiny_config_json() {
 inline const Model& tiny_model() {
   static const Model model = [] {
     TempDir dir;
-    write_file(dir.file("config.json"), tiny_config_json());
-    return Model::initialize(dir.file("config.json"), 7);
+    write_file((dir / "config.json"), tiny_config_json());
+    return Model::initialize((dir / "config.json"), 7);
   }();
   return model;
 }

@@ -26,19 +26,19 @@ Outcome outcome(Call call) {
 }
 
 // Checks that `call` fails with `status` and a message containing `needle`.
-#define CHECK_FAILS(call, expected_status, needle)                                  \
-  do {                                                                              \
-    const Outcome o_ = outcome([&] { return call; });                               \
-    INFO(#call << " -> " << eagerlm_status_name(o_.status) << ": " << o_.message);  \
-    CHECK(o_.status == (expected_status));                                          \
-    CHECK_THAT(o_.message, Catch::Contains(needle));                                \
+#define CHECK_FAILS(call, expected_status, needle)                                 \
+  do {                                                                             \
+    const Outcome o_ = outcome([&] { return call; });                              \
+    INFO(#call << " -> " << eagerlm_status_name(o_.status) << ": " << o_.message); \
+    CHECK(o_.status == (expected_status));                                         \
+    CHECK_THAT(o_.message, Catch::Contains(needle));                               \
   } while (0)
 
 struct ModelHandle {
   ModelHandle() {
     eagerlm::test::TempDir dir;
-    eagerlm::test::write_file(dir.file("config.json"), eagerlm::test::tiny_config_json());
-    REQUIRE(eagerlm_model_initialize(dir.file("config.json").c_str(), 7, EAGERLM_DEVICE_CPU, &model) == EAGERLM_OK);
+    eagerlm::test::write_file((dir / "config.json"), eagerlm::test::tiny_config_json());
+    REQUIRE(eagerlm_model_initialize((dir / "config.json").c_str(), 7, EAGERLM_DEVICE_CPU, &model) == EAGERLM_OK);
   }
   ~ModelHandle() { eagerlm_model_free(model); }
   eagerlm_model* model = nullptr;
@@ -69,7 +69,8 @@ TEST_CASE("C: loading reports bad paths, malformed files and bad devices", "[lib
   CHECK(m == nullptr);
   CHECK_FAILS(eagerlm_model_load(nullptr, EAGERLM_DEVICE_CPU, &m), EAGERLM_ERROR_INVALID_ARGUMENT, "directory is NULL");
   CHECK_FAILS(eagerlm_model_load("x", EAGERLM_DEVICE_CPU, nullptr), EAGERLM_ERROR_INVALID_ARGUMENT, "model is NULL");
-  CHECK_FAILS(eagerlm_model_initialize("no-such-preset", 0, EAGERLM_DEVICE_CPU, &m), EAGERLM_ERROR_IO, "no-such-preset");
+  CHECK_FAILS(eagerlm_model_initialize("no-such-preset", 0, EAGERLM_DEVICE_CPU, &m), EAGERLM_ERROR_IO,
+              "no-such-preset");
   CHECK_FAILS(eagerlm_model_initialize(nullptr, 0, EAGERLM_DEVICE_CPU, &m), EAGERLM_ERROR_INVALID_ARGUMENT, "NULL");
   CHECK_FAILS(eagerlm_model_initialize("gpt2", 0, static_cast<eagerlm_device>(7), &m), EAGERLM_ERROR_INVALID_ARGUMENT,
               "device");
@@ -77,16 +78,17 @@ TEST_CASE("C: loading reports bad paths, malformed files and bad devices", "[lib
     CHECK_FAILS(eagerlm_model_initialize("gpt2", 0, EAGERLM_DEVICE_CUDA, &m), EAGERLM_ERROR_UNSUPPORTED, "cuda");
 
   eagerlm::test::TempDir dir;
-  const std::string path = dir.path.string();
-  eagerlm::test::write_file(dir.file("model.safetensors"), "not read: the config fails first");
-  eagerlm::test::write_file(dir.file("config.json"), "{ \"n_layer\": ");
+  const std::string path = dir.str();
+  eagerlm::test::write_file((dir / "model.safetensors"), "not read: the config fails first");
+  eagerlm::test::write_file((dir / "config.json"), "{ \"n_layer\": ");
   CHECK_FAILS(eagerlm_model_load(path.c_str(), EAGERLM_DEVICE_CPU, &m), EAGERLM_ERROR_INVALID_FILE, "config.json");
-  CHECK_FAILS(eagerlm_model_initialize(dir.file("config.json").c_str(), 0, EAGERLM_DEVICE_CPU, &m),
+  CHECK_FAILS(eagerlm_model_initialize((dir / "config.json").c_str(), 0, EAGERLM_DEVICE_CPU, &m),
               EAGERLM_ERROR_INVALID_FILE, "config.json");
-  eagerlm::test::write_file(dir.file("config.json"), R"({"n_layer": 2, "n_embd": 64, "n_head": 5, "n_positions": 32, "vocab_size": 100})");
+  eagerlm::test::write_file((dir / "config.json"),
+                            R"({"n_layer": 2, "n_embd": 64, "n_head": 5, "n_positions": 32, "vocab_size": 100})");
   CHECK_FAILS(eagerlm_model_load(path.c_str(), EAGERLM_DEVICE_CPU, &m), EAGERLM_ERROR_INVALID_FILE, "n_head");
-  eagerlm::test::write_file(dir.file("config.json"), eagerlm::test::tiny_config_json());
-  eagerlm::test::write_file(dir.file("model.safetensors"), std::string("\x10\0\0\0\0\0\0\0{\"a\":", 13));
+  eagerlm::test::write_file((dir / "config.json"), eagerlm::test::tiny_config_json());
+  eagerlm::test::write_file((dir / "model.safetensors"), std::string("\x10\0\0\0\0\0\0\0{\"a\":", 13));
   CHECK_FAILS(eagerlm_model_load(path.c_str(), EAGERLM_DEVICE_CPU, &m), EAGERLM_ERROR_INVALID_FILE,
               "model.safetensors");
   CHECK(m == nullptr);
@@ -146,9 +148,10 @@ TEST_CASE("C: generator and generate calls report bad arguments", "[library][c]"
 
   eagerlm_result* r = reinterpret_cast<eagerlm_result*>(0x1);
   const char* three[] = {"a", "b", "c"};
-  CHECK_FAILS(eagerlm_generate(h.generator, three, nullptr, 3, nullptr, nullptr, nullptr, &r),
-              EAGERLM_ERROR_INVALID_ARGUMENT, "max_batch 2");
-  CHECK(r == nullptr);
+  REQUIRE(eagerlm_generate(h.generator, three, nullptr, 3, nullptr, nullptr, nullptr, &r) == EAGERLM_OK);
+  CHECK(eagerlm_result_count(r) == 3);  // more prompts than max_batch: the third waits for a slot
+  eagerlm_result_free(r);
+  r = reinterpret_cast<eagerlm_result*>(0x1);
   const char* with_null[] = {"a", nullptr};
   CHECK_FAILS(eagerlm_generate(h.generator, with_null, nullptr, 2, nullptr, nullptr, nullptr, &r),
               EAGERLM_ERROR_INVALID_ARGUMENT, "prompt 1 is NULL");
@@ -203,6 +206,35 @@ TEST_CASE("C: model calls report bad input", "[library][c]") {
               "lengths is NULL");
   CHECK_FAILS(eagerlm_logits(m, good, one_of_two, 1, logits, 4, &n), EAGERLM_ERROR_BUFFER_TOO_SMALL, "100514");
   CHECK(n == 2 * 50257);
+
+  float scores[4];
+  CHECK_FAILS(eagerlm_score(m, good, with_empty, 2, scores, 4, &n), EAGERLM_ERROR_INVALID_ARGUMENT,
+              "sequence 1 is empty");
+  CHECK_FAILS(eagerlm_score(m, bad, one_of_two, 1, scores, 4, &n), EAGERLM_ERROR_INVALID_ARGUMENT, "70000");
+  CHECK_FAILS(eagerlm_score(m, good, nullptr, 1, scores, 4, &n), EAGERLM_ERROR_INVALID_ARGUMENT, "lengths is NULL");
+  CHECK_FAILS(eagerlm_score(nullptr, good, one_of_two, 1, scores, 4, &n), EAGERLM_ERROR_INVALID_ARGUMENT,
+              "model is NULL");
+  CHECK_FAILS(eagerlm_score(m, good, one_of_two, 1, scores, 4, nullptr), EAGERLM_ERROR_INVALID_ARGUMENT,
+              "count is NULL");
+  const size_t three[] = {3};
+  CHECK_FAILS(eagerlm_score(m, good, three, 1, scores, 1, &n), EAGERLM_ERROR_BUFFER_TOO_SMALL, "2 are needed");
+  CHECK(n == 2);
+}
+
+TEST_CASE("C: eagerlm_score follows the size-query convention and agrees with the C++ API", "[library][c]") {
+  const eagerlm_model* m = c_model();
+  const int32_t seqs[] = {464, 3290, 318, 15496, 15496, 995};
+  const size_t lengths[] = {3, 1, 2};
+  size_t count = 99;
+  REQUIRE(eagerlm_score(m, seqs, lengths, 3, nullptr, 0, &count) == EAGERLM_OK);
+  REQUIRE(count == 2 + 0 + 1);
+  std::vector<float> out(count, 1.0f);
+  REQUIRE(eagerlm_score(m, seqs, lengths, 3, out.data(), out.size(), &count) == EAGERLM_OK);
+  const auto want = eagerlm::test::tiny_model().score_batch({{464, 3290, 318}, {15496}, {15496, 995}});
+  CHECK(std::vector<float>(out.begin(), out.begin() + 2) == want[0]);
+  CHECK(std::vector<float>(out.begin() + 2, out.end()) == want[2]);
+  REQUIRE(eagerlm_score(m, nullptr, nullptr, 0, nullptr, 0, &count) == EAGERLM_OK);  // no sequences
+  CHECK(count == 0);
 }
 
 TEST_CASE("C: outputs follow the size-query convention", "[library][c]") {
@@ -362,11 +394,22 @@ extern "C" int eagerlm_test_c_program(const char* config_path, char* text, size_
 
 TEST_CASE("C: a program written in C generates through the header", "[library][c]") {
   eagerlm::test::TempDir dir;
-  eagerlm::test::write_file(dir.file("config.json"), eagerlm::test::tiny_config_json());
+  eagerlm::test::write_file((dir / "config.json"), eagerlm::test::tiny_config_json());
   char text[512];
-  REQUIRE(eagerlm_test_c_program(dir.file("config.json").c_str(), text, sizeof text) == 0);
+  REQUIRE(eagerlm_test_c_program((dir / "config.json").c_str(), text, sizeof text) == 0);
   eagerlm::Generator gen(eagerlm::test::tiny_model(), 1, 32);
   eagerlm::GenerateOptions o;
   o.max_new_tokens = 5;
   CHECK(std::string(text) == gen.generate("Hello, my name is", o).text);
+}
+
+TEST_CASE("C: a file the JSON library cannot take is an invalid file, not an internal error", "[library][c]") {
+  eagerlm::test::TempDir dir;
+  eagerlm_model* m = nullptr;
+  eagerlm::test::write_file((dir / "config.json"),
+                            R"({"n_layer": 2, "n_embd": 64, "n_head": 4, "n_positions": 32, "vocab_size": 50257,
+                                "layer_norm_epsilon": 1e999})");
+  CHECK_FAILS(eagerlm_model_initialize((dir / "config.json").c_str(), 0, EAGERLM_DEVICE_CPU, &m),
+              EAGERLM_ERROR_INVALID_FILE, "config.json");
+  CHECK(std::string(eagerlm_last_error()).find("[json.exception") == std::string::npos);
 }

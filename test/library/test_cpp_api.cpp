@@ -4,7 +4,9 @@
 
 #include <eagerlm/eagerlm.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -71,11 +73,11 @@ TEST_CASE("a model initialized from a config reports its shape", "[library]") {
 
 TEST_CASE("the same seed gives the same weights; another seed, others", "[library]") {
   test::TempDir dir;
-  test::write_file(dir.file("config.json"), test::tiny_config_json());
+  test::write_file((dir / "config.json"), test::tiny_config_json());
   const std::vector<int32_t> ids = {15496, 995};
-  const auto a = Model::initialize(dir.file("config.json"), 7).logits(ids);
-  const auto b = Model::initialize(dir.path.string(), 7).logits(ids);  // the directory works too
-  const auto c = Model::initialize(dir.file("config.json"), 8).logits(ids);
+  const auto a = Model::initialize((dir / "config.json"), 7).logits(ids);
+  const auto b = Model::initialize(dir.str(), 7).logits(ids);  // the directory works too
+  const auto c = Model::initialize((dir / "config.json"), 8).logits(ids);
   CHECK(a == tiny_model().logits(ids));
   CHECK(a == b);
   CHECK(a != c);
@@ -122,6 +124,30 @@ TEST_CASE("logits of a ragged batch equal each sequence's own logits", "[library
   CHECK(code_of([&] { m.logits({}); }) == ErrorCode::kInvalidArgument);
   CHECK(code_of([&] { m.logits({50257}); }) == ErrorCode::kInvalidArgument);
   CHECK(code_of([&] { m.logits(std::vector<int32_t>(97, 1)); }) == ErrorCode::kInvalidArgument);
+}
+
+TEST_CASE("score gives log p of each token after the first, and checks its input", "[library][score]") {
+  const Model& m = tiny_model();
+  const std::vector<int32_t> ids = m.tokenize("The quick brown fox jumps over the lazy dog");
+  const auto lp = m.score(ids);
+  REQUIRE(lp.size() == ids.size() - 1);
+  // Log-probabilities (their values against the double reference: test_reference.cpp).
+  for (float v : lp) CHECK((std::isfinite(v) && v <= 0.0f));
+  // A batch of ragged sequences gives each its own count; one token gives nothing.
+  const auto batch = m.score_batch({ids, {15496}, {15496, 995}});
+  REQUIRE(batch.size() == 3);
+  CHECK(batch[0].size() == ids.size() - 1);
+  CHECK(batch[1].empty());
+  CHECK(batch[2].size() == 1);
+  CHECK(m.score_batch({}).empty());
+  CHECK(m.score({15496}).empty());
+
+  CHECK(code_of([&] { m.score({}); }) == ErrorCode::kInvalidArgument);
+  CHECK_THAT(message_of([&] { m.score_batch({{1, 2}, {}}); }), Catch::Contains("score: sequence 1 is empty"));
+  CHECK_THAT(message_of([&] { m.score({1, 50257}); }), Catch::Contains("token id 50257 at index 1"));
+  CHECK_THAT(message_of([&] { m.score({-3}); }), Catch::Contains("token id -3 at index 0"));
+  CHECK_THAT(message_of([&] { m.score(std::vector<int32_t>(97, 1)); }), Catch::Contains("context length 96"));
+  CHECK(m.score(std::vector<int32_t>(96, 1)).size() == 95);
 }
 
 TEST_CASE("greedy generation is the argmax chain of the model's logits", "[library][generate]") {
@@ -272,7 +298,9 @@ TEST_CASE("bad options and requests throw eagerlm::Error naming them", "[library
   CHECK_THAT(with([](GenerateOptions& o) { o.top_k = size_t(1) << 40; }), Catch::Contains("top_k"));
   CHECK_THAT(with([](GenerateOptions& o) { o.max_new_tokens = size_t(1) << 40; }), Catch::Contains("max_new_tokens"));
 
-  CHECK(code_of([&] { gen.generate_batch({"a", "b", "c"}); }) == ErrorCode::kInvalidArgument);
+  GenerateOptions two_tokens;
+  two_tokens.max_new_tokens = 2;
+  CHECK(gen.generate_batch({"a", "b", "c"}, two_tokens).size() == 3);  // the third waits
   std::string long_prompt;
   for (int i = 0; i < 40; ++i) long_prompt += " word";  // 40 tokens > max_length 32
   CHECK_THAT(message_of([&] { gen.generate(long_prompt); }), Catch::Contains("40 tokens"));
@@ -289,14 +317,14 @@ TEST_CASE("loading and initializing report bad paths and files", "[library][erro
   CHECK(code_of([] { Model::initialize("not-a-preset-or-file"); }) == ErrorCode::kIo);
   CHECK(code_of([] { Model::initialize(""); }) == ErrorCode::kInvalidArgument);
   test::TempDir dir;
-  test::write_file(dir.file("model.safetensors"), "not read: the config fails first");
-  test::write_file(dir.file("config.json"), "{ not json");
-  CHECK(code_of([&] { Model::load(dir.path.string()); }) == ErrorCode::kInvalidFile);
-  CHECK_THAT(message_of([&] { Model::load(dir.path.string()); }), Catch::Contains("config.json"));
-  CHECK(code_of([&] { Model::initialize(dir.file("config.json")); }) == ErrorCode::kInvalidFile);
-  test::write_file(dir.file("config.json"), test::tiny_config_json());
-  test::write_file(dir.file("model.safetensors"), "garbage");
-  CHECK_THAT(message_of([&] { Model::load(dir.path.string()); }), Catch::Contains("model.safetensors"));
+  test::write_file((dir / "model.safetensors"), "not read: the config fails first");
+  test::write_file((dir / "config.json"), "{ not json");
+  CHECK(code_of([&] { Model::load(dir.str()); }) == ErrorCode::kInvalidFile);
+  CHECK_THAT(message_of([&] { Model::load(dir.str()); }), Catch::Contains("config.json"));
+  CHECK(code_of([&] { Model::initialize((dir / "config.json")); }) == ErrorCode::kInvalidFile);
+  test::write_file((dir / "config.json"), test::tiny_config_json());
+  test::write_file((dir / "model.safetensors"), "garbage");
+  CHECK_THAT(message_of([&] { Model::load(dir.str()); }), Catch::Contains("model.safetensors"));
   if (!cuda_available()) {
     CHECK(code_of([] { Model::initialize("gpt2", 0, Device::kCuda); }) == ErrorCode::kUnsupported);
   }
@@ -312,4 +340,79 @@ TEST_CASE("set_cpu_threads changes the thread count, not the results", "[library
   CHECK(cpu_threads() == 0);
   // Other thread counts split GEMM columns differently: equal up to float32 rounding.
   CHECK(max_difference(one, before) <= 1e-4f);
+}
+
+TEST_CASE("a generator with more sequences than a step carries decodes them all", "[library][generate]") {
+  // max_batch beyond the step's 512 rows: decode steps are split (they used to fail with
+  // "513 tokens in one step exceed max_step_rows 512" after the whole prefill was paid).
+  const Model& m = tiny_model();
+  Generator gen(m, 600, 16);
+  std::vector<std::vector<int32_t>> prompts;
+  for (int32_t i = 0; i < 600; ++i) prompts.push_back({int32_t(100 + i), 11});
+  GenerateOptions o;
+  o.max_new_tokens = 3;
+  o.ignore_eos = true;
+  const auto results = gen.generate_tokens(prompts, o);
+  REQUIRE(results.size() == 600);
+  for (size_t i : {size_t(0), size_t(511), size_t(512), size_t(599)})
+    CHECK(results[i].ids == test::greedy_by_logits(m, prompts[i], 3));
+}
+
+TEST_CASE("a model whose vocabulary the tokenizer does not fit runs on ids and refuses text", "[library][vocab]") {
+  // Smaller than GPT-2's 50257 tokens and no tokenizer files: decided at load, said by every
+  // text call, while ids keep working.
+  test::TempDir dir;
+  test::write_file((dir / "config.json"),
+                   R"({"n_layer": 1, "n_embd": 32, "n_head": 2, "n_positions": 32, "vocab_size": 300})");
+  const Model m = Model::initialize((dir / "config.json"), 1);
+  CHECK(m.logits({1, 2, 3}).size() == 3 * 300);
+  CHECK(code_of([&] { m.tokenize("hello"); }) == ErrorCode::kInvalidArgument);
+  CHECK_THAT(message_of([&] { m.tokenize("hello"); }), Catch::Contains("300") && Catch::Contains("50257"));
+  Generator gen(m, 1, 16);
+  CHECK(code_of([&] { gen.generate("hello"); }) == ErrorCode::kInvalidArgument);
+  GenerateOptions o;
+  o.max_new_tokens = 2;
+  CHECK(gen.generate_tokens({{5, 6}}, o)[0].ids.size() == 2);
+}
+
+TEST_CASE("a KV cache larger than the machine's memory is refused before allocating", "[library][errors]") {
+  const Model& m = tiny_model();
+  CHECK(code_of([&] { Generator(m, size_t(1) << 30, 96); }) == ErrorCode::kOutOfMemory);
+  CHECK_THAT(message_of([&] { Generator(m, size_t(1) << 30, 96); }),
+             Catch::Contains("KV cache") && Catch::Contains("max_batch 1073741824"));
+}
+
+TEST_CASE("LoadOptions chooses the weight and cache types; bad names name the field", "[library][weights]") {
+  eagerlm::test::TempDir dir;
+  eagerlm::test::write_file((dir / "config.json"), eagerlm::test::tiny_config_json());
+  CHECK(tiny_model().info().weights == "f32");
+  CHECK(tiny_model().info().kv_type == "f32");
+  LoadOptions options;
+  options.weights = "int8";
+  options.kv_type = "bf16";
+  const Model m = Model::initialize((dir / "config.json"), 7, Device::kCpu, options);
+  CHECK(m.info().weights == "int8");
+  CHECK(m.info().kv_type == "bf16");
+  // Logits of the int8 model are close to, not equal to, the float32 model's.
+  const std::vector<int32_t> ids = {464, 3290, 318, 257};
+  const auto a = m.logits(ids), b = tiny_model().logits(ids);
+  REQUIRE(a.size() == b.size());
+  CHECK(a != b);
+  double worst = 0, scale = 1;
+  for (size_t i = 0; i < a.size(); ++i) {
+    worst = std::max(worst, double(std::abs(a[i] - b[i])));
+    scale = std::max(scale, double(std::abs(b[i])));
+  }
+  CHECK(worst / scale <= 32 * std::ldexp(1.0, -8));  // test_typed_weights.cpp's int8 limit
+  for (auto [field, value] : {std::pair<const char*, const char*>{"weights", "int4"}, {"kv_type", "i8"}}) {
+    LoadOptions bad;
+    (std::string(field) == "weights" ? bad.weights : bad.kv_type) = value;
+    try {
+      Model::initialize((dir / "config.json"), 7, Device::kCpu, bad);
+      FAIL("accepted LoadOptions." << field << " = " << value);
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::kInvalidArgument);
+      CHECK_THAT(e.what(), Catch::Contains(std::string("LoadOptions.") + field));
+    }
+  }
 }

@@ -8,13 +8,18 @@
 #include <eagerlm/eagerlm.h>
 #include <eagerlm/eagerlm.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "kernels/cpu/cpu_ops.h"
+#include "kernels/cuda/cuda_ops.h"
 #include "test/library/library_test_support.h"
+#include "test/reference/target_logprobs.h"
+#include "test/support/tolerance.h"
 
 using namespace eagerlm;
 
@@ -23,12 +28,11 @@ namespace {
 // The tiny model on both devices, from the same config file and seed (so the same weights: the
 // initializer is bit-identical on CPU and CUDA).
 struct BothDevices {
-  BothDevices()
-      : cpu(init(Device::kCpu)), cuda(init(Device::kCuda)) {}
+  BothDevices() : cpu(init(Device::kCpu)), cuda(init(Device::kCuda)) {}
   static Model init(Device d) {
     test::TempDir dir;
-    test::write_file(dir.file("config.json"), test::tiny_config_json());
-    return Model::initialize(dir.file("config.json"), 7, d);
+    test::write_file((dir / "config.json"), test::tiny_config_json());
+    return Model::initialize((dir / "config.json"), 7, d);
   }
   Model cpu, cuda;
 };
@@ -61,6 +65,35 @@ TEST_CASE("CUDA logits match the CPU's", "[library][cuda]") {
   }
 }
 
+TEST_CASE("CUDA scores match the CPU's", "[library][cuda][score]") {
+  const std::vector<std::vector<int32_t>> batch = {{464, 3290, 318, 257, 1332}, {15496}, {1, 2, 3}};
+  const auto cpu = models().cpu.score_batch(batch);
+  const auto gpu = models().cuda.score_batch(batch);
+  const auto logits = models().cpu.logits_batch(batch);
+  const auto vocab = int64_t(models().cpu.info().vocab_size);
+  REQUIRE(gpu.size() == cpu.size());
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    REQUIRE(gpu[i].size() == cpu[i].size());
+    // log p(t) = z_t - log Σ exp(z) moves by at most twice the logits' difference (the test above:
+    // 1e-4 of the sequence's scale), plus each device's log-sum-exp rounding, bounded from the
+    // vocabulary and the row's logit spread (test/reference/target_logprobs.h).
+    float scale = 1;
+    for (const float z : logits[i]) scale = std::max(scale, std::abs(z));
+    for (size_t t = 0; t < cpu[i].size(); ++t) {
+      const float* z = logits[i].data() + t * size_t(vocab);
+      const auto [lo, hi] = std::minmax_element(z, z + vocab);
+      const double rounding =
+          reference::cpu_logprob_rounding(vocab, double(*hi - *lo), cpu::kTargetLogprobBlock) +
+          reference::cuda_logprob_rounding(vocab, double(*hi - *lo), cuda::kTargetLogprobBlock,
+                                           cuda::kTargetLogprobThreads);
+      const double bound = 2 * 1e-4 * scale + test::kFirstOrderMargin * rounding * test::kFloatEps;
+      INFO("sequence " << i << " token " << t + 1 << ": cuda " << gpu[i][t] << ", cpu " << cpu[i][t] << ", allowed "
+                       << bound);
+      CHECK(std::abs(double(gpu[i][t]) - double(cpu[i][t])) <= bound);
+    }
+  }
+}
+
 TEST_CASE("CUDA greedy generation gives the CPU's text, in C++ and in C", "[library][cuda]") {
   GenerateOptions o;
   o.max_new_tokens = 24;
@@ -72,12 +105,12 @@ TEST_CASE("CUDA greedy generation gives the CPU's text, in C++ and in C", "[libr
   for (size_t i = 0; i < prompts.size(); ++i) CHECK(got[i].ids == want[i].ids);
 
   test::TempDir dir;
-  test::write_file(dir.file("config.json"), test::tiny_config_json());
+  test::write_file((dir / "config.json"), test::tiny_config_json());
   eagerlm_model* m = nullptr;
   eagerlm_generator* g = nullptr;
   eagerlm_options* opts = nullptr;
   eagerlm_result* r = nullptr;
-  REQUIRE(eagerlm_model_initialize(dir.file("config.json").c_str(), 7, EAGERLM_DEVICE_CUDA, &m) == EAGERLM_OK);
+  REQUIRE(eagerlm_model_initialize((dir / "config.json").c_str(), 7, EAGERLM_DEVICE_CUDA, &m) == EAGERLM_OK);
   REQUIRE(eagerlm_generator_create(m, 1, 64, &g) == EAGERLM_OK);
   REQUIRE(eagerlm_options_create(&opts) == EAGERLM_OK);
   REQUIRE(eagerlm_options_set(opts, "max_new_tokens", "24") == EAGERLM_OK);

@@ -27,7 +27,7 @@ constexpr double kTolerance = 2e-4;
 struct SavedModel {
   SavedModel() : config(eagerlm::test::tiny_config(2, 48, 3, 80, 97)) {
     params = eagerlm::test::random_parameters(config, 2024);
-    eagerlm::gpt2::save_checkpoint(dir.path.string(), config, params);
+    eagerlm::gpt2::save_checkpoint(dir.str(), config, params);
   }
   eagerlm::test::TempDir dir;
   eagerlm::gpt2::Config config;
@@ -45,9 +45,9 @@ std::vector<int32_t> random_tokens(size_t n, uint32_t seed) {
 
 TEST_CASE("library logits of a ragged batch, fed in chunks, match the reference", "[library][reference]") {
   SavedModel saved;
-  const eagerlm::Model model = eagerlm::Model::load(saved.dir.path.string());
+  const eagerlm::Model model = eagerlm::Model::load(saved.dir.str());
   CHECK(model.info().vocab_size == 97);
-  CHECK(model.info().source == saved.dir.path.string());
+  CHECK(model.info().source == saved.dir.str());
   eagerlm::reference::Gpt2Reference ref(saved.config, saved.params);
 
   // 553 tokens: more than the 512 rows of one step, so sequences are split across steps.
@@ -72,15 +72,60 @@ TEST_CASE("library logits of a ragged batch, fed in chunks, match the reference"
 
   // The C API loads the same directory.
   eagerlm_model* c = nullptr;
-  REQUIRE(eagerlm_model_load(saved.dir.path.string().c_str(), EAGERLM_DEVICE_CPU, &c) == EAGERLM_OK);
+  REQUIRE(eagerlm_model_load(saved.dir.str().c_str(), EAGERLM_DEVICE_CPU, &c) == EAGERLM_OK);
   CHECK(eagerlm_model_vocab_size(c) == 97);
   CHECK(eagerlm_model_context_length(c) == 80);
   eagerlm_model_free(c);
 }
 
+TEST_CASE("library scores of a ragged batch, fed in chunks, match the reference", "[library][reference][score]") {
+  // log p(t) = z_t - log Σ exp(z) moves by at most 2·max|δz| when the logits move by δz (its
+  // gradient e_t - softmax(z) has 1-norm <= 2): twice the logits' tolerance above, plus the fused
+  // kernel's rounding of the log-sum-exp, below (vocab + 2·(max z - min z) + 16)·2^-24
+  // (test/kernels/test_target_logprobs.cpp).
+  SavedModel saved;
+  const eagerlm::Model model = eagerlm::Model::load(saved.dir.str());
+  eagerlm::reference::Gpt2Reference ref(saved.config, saved.params);
+  // 548 tokens fed (every sequence's last token is only a target): several steps.
+  const std::vector<size_t> lengths = {80, 3, 80, 80, 1, 80, 80, 70, 79, 2};
+  std::vector<std::vector<int32_t>> batch;
+  for (size_t i = 0; i < lengths.size(); ++i) batch.push_back(random_tokens(lengths[i], uint32_t(300 + i)));
+  const auto got = model.score_batch(batch);
+  REQUIRE(got.size() == batch.size());
+  std::vector<float> flat;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    REQUIRE(got[i].size() == lengths[i] - 1);
+    flat.insert(flat.end(), got[i].begin(), got[i].end());
+    const auto logits = ref.logits(batch[i]);
+    for (size_t t = 0; t + 1 < lengths[i]; ++t) {
+      const auto& z = logits[t];
+      const double max = *std::max_element(z.begin(), z.end()), min = *std::min_element(z.begin(), z.end());
+      double sum = 0, scale = 1;
+      for (double v : z) sum += std::exp(v - max), scale = std::max(scale, std::abs(v));
+      const double want = z[size_t(batch[i][t + 1])] - max - std::log(sum);
+      const double bound = 2 * kTolerance * scale + (97 + 2 * (max - min) + 16) * 0x1p-24;
+      INFO("sequence " << i << " token " << t + 1 << ": got " << got[i][t] << ", reference " << want);
+      CHECK(std::abs(double(got[i][t]) - want) <= bound);
+    }
+  }
+
+  // The C API gives the same values, concatenated.
+  eagerlm_model* c = nullptr;
+  REQUIRE(eagerlm_model_load(saved.dir.str().c_str(), EAGERLM_DEVICE_CPU, &c) == EAGERLM_OK);
+  std::vector<int32_t> ids;
+  for (const auto& b : batch) ids.insert(ids.end(), b.begin(), b.end());
+  size_t count = 0;
+  REQUIRE(eagerlm_score(c, ids.data(), lengths.data(), lengths.size(), nullptr, 0, &count) == EAGERLM_OK);
+  REQUIRE(count == flat.size());
+  std::vector<float> out(count);
+  REQUIRE(eagerlm_score(c, ids.data(), lengths.data(), lengths.size(), out.data(), out.size(), &count) == EAGERLM_OK);
+  CHECK(out == flat);
+  eagerlm_model_free(c);
+}
+
 TEST_CASE("library greedy generation follows the reference's argmax", "[library][reference]") {
   SavedModel saved;
-  const eagerlm::Model model = eagerlm::Model::load(saved.dir.path.string());
+  const eagerlm::Model model = eagerlm::Model::load(saved.dir.str());
   eagerlm::reference::Gpt2Reference ref(saved.config, saved.params);
   eagerlm::Generator gen(model, 1, 80);
   eagerlm::GenerateOptions o;

@@ -3,6 +3,8 @@
 // model-level malformation (bad-inputs rows 15-17) rejected naming the tensor.
 #include <catch2/catch.hpp>
 
+#include "test/support/temp_dir.h"
+
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -19,16 +21,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  TempDir() {
-    static std::mt19937_64 rng(std::random_device{}());
-    path = fs::temp_directory_path() / ("eagerlm-ckpt-" + std::to_string(rng()));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string str() const { return path.string(); }
-  fs::path path;
-};
+using test::TempDir;
 
 struct Named {
   std::string name;
@@ -93,7 +86,7 @@ TEST_CASE("save_checkpoint then load gives the same weights and the same logits"
   CHECK(summary.dtypes == std::vector<DType>{DType::kF32});
 }
 
-TEST_CASE("F16 and BF16 checkpoints load converted to float32", "[checkpoint]") {
+TEST_CASE("F16 and BF16 checkpoints asked as f32 load converted to float32", "[checkpoint]") {
   const Config c = test::tiny_config(1);
   const auto params = test::random_parameters(c, 4);
   for (DType dt : {DType::kF16, DType::kBF16}) {
@@ -101,7 +94,9 @@ TEST_CASE("F16 and BF16 checkpoints load converted to float32", "[checkpoint]") 
     auto named = as_named(params);
     for (auto& n : named) n.tensor = converted(n.tensor, dt);
     write_dir(dir.str(), c, named);
-    auto model = Model::load(dir.str(), Device::kCpu);
+    ModelOptions f32;
+    f32.weights = WeightType::kF32;  // without it the matrices stay 16-bit (test_typed_weights.cpp)
+    auto model = Model::load(dir.str(), Device::kCpu, f32);
     for (size_t i = 0; i < named.size(); ++i) {
       const Tensor& got = model->parameters().tensors[i];
       REQUIRE(got.dtype() == DType::kF32);
@@ -119,11 +114,13 @@ TEST_CASE("prefixed names, a tied lm_head and mask buffers are accepted", "[chec
   auto named = as_named(params, "transformer.");
   named.push_back({"lm_head.weight", params.tensors[0]});
   for (int l = 0; l < c.n_layer; ++l)
-    named.push_back({"transformer.h." + std::to_string(l) + ".attn.bias", Tensor::zeros({1, 1, c.n_positions, c.n_positions})});
+    named.push_back(
+        {"transformer.h." + std::to_string(l) + ".attn.bias", Tensor::zeros({1, 1, c.n_positions, c.n_positions})});
   write_dir(dir.str(), c, named);
   const auto loaded = load_checkpoint(dir.str());
   CHECK(loaded.summary.prefixed);
-  CHECK(std::memcmp(loaded.parameters.get("wte.weight").raw(), params.tensors[0].raw(), params.tensors[0].nbytes()) == 0);
+  CHECK(std::memcmp(loaded.parameters.get("wte.weight").raw(), params.tensors[0].raw(), params.tensors[0].nbytes()) ==
+        0);
 }
 
 TEST_CASE("sharded checkpoints load across shards", "[checkpoint]") {
@@ -137,11 +134,13 @@ TEST_CASE("sharded checkpoints load across shards", "[checkpoint]") {
   write_dir(dir.str(), c, second, "model-00002-of-00002.safetensors");
   std::string index = R"({"metadata": {"total_size": 0}, "weight_map": {)";
   for (size_t i = 0; i < named.size(); ++i)
-    index += (i ? "," : "") + ("\"" + named[i].name + "\": \"model-0000" + (i < half ? "1" : "2") + "-of-00002.safetensors\"");
+    index += (i ? "," : "") +
+             ("\"" + named[i].name + "\": \"model-0000" + (i < half ? "1" : "2") + "-of-00002.safetensors\"");
   std::ofstream(dir.str() + "/model.safetensors.index.json") << index << "}}";
   const auto loaded = load_checkpoint(dir.str());
   CHECK(loaded.summary.files.size() == 3);
-  CHECK(std::memcmp(loaded.parameters.get("ln_f.bias").raw(), params.get("ln_f.bias").raw(), params.get("ln_f.bias").nbytes()) == 0);
+  CHECK(std::memcmp(loaded.parameters.get("ln_f.bias").raw(), params.get("ln_f.bias").raw(),
+                    params.get("ln_f.bias").nbytes()) == 0);
 }
 
 TEST_CASE("model-level malformations are rejected naming the tensor", "[checkpoint][errors]") {
@@ -168,13 +167,21 @@ TEST_CASE("model-level malformations are rejected naming the tensor", "[checkpoi
   more.n_layer = 3;
   with([](std::vector<Named>&) {}, "h.2.", more);
   // Row 16: a Linear-layout (transposed) export; wpe with too few rows.
-  with([&](std::vector<Named>& v) { v[4].tensor = Tensor::zeros({3 * c.n_embd, c.n_embd}); }, "h.0.attn.c_attn.weight", c);
+  with(
+      [&](std::vector<Named>& v) {
+        v[4].tensor = Tensor::zeros({3 * c.n_embd, c.n_embd});
+      },
+      "h.0.attn.c_attn.weight", c);
   with([&](std::vector<Named>& v) { v[1].tensor = Tensor::zeros({c.n_positions - 1, c.n_embd}); }, "wpe.weight", c);
   // Row 17: unknown tensors; a mix of prefixed and bare names.
   with([](std::vector<Named>& v) { v.push_back({"score.weight", Tensor::zeros({2, 2})}); }, "score.weight", c);
   with([](std::vector<Named>& v) { v[3].name = "transformer." + v[3].name; }, "mix", c);
   // An untied head; a parameter stored as an integer type.
-  with([&](std::vector<Named>& v) { v.push_back({"lm_head.weight", Tensor::zeros({c.vocab_size, c.n_embd})}); }, "lm_head", c);
+  with(
+      [&](std::vector<Named>& v) {
+        v.push_back({"lm_head.weight", Tensor::zeros({c.vocab_size, c.n_embd})});
+      },
+      "lm_head", c);
   with([&](std::vector<Named>& v) { v[2].tensor = Tensor::zeros({c.n_embd}, DType::kI32); }, "h.0.ln_1.weight", c);
 }
 
@@ -185,4 +192,23 @@ TEST_CASE("directories that are not GPT-2 checkpoints are rejected", "[checkpoin
   std::ofstream(dir.str() + "/config.json") << "{\"n_layer\": 1}";
   std::ofstream(dir.str() + "/model.safetensors") << "short";
   CHECK_THROWS_AS(load_checkpoint(dir.str()), Error);
+}
+
+TEST_CASE("names from a file are escaped in errors, which stay one line", "[checkpoint][errors]") {
+  const Config c = test::tiny_config();
+  const auto params = test::random_parameters(c, 8);
+  TempDir dir;
+  auto named = as_named(params);
+  named.push_back({"evil\nname\x1b[31m" + std::string(500, 'x'), Tensor::zeros({2})});
+  write_dir(dir.str(), c, named);
+  try {
+    load_checkpoint(dir.str());
+    FAIL("accepted an unknown tensor");
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    CHECK(message.find('\n') == std::string::npos);
+    CHECK(message.find('\x1b') == std::string::npos);
+    CHECK_THAT(message, Catch::Contains("evil\\nname\\x1b[31m"));
+    CHECK(message.size() < 400);
+  }
 }

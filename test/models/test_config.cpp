@@ -34,14 +34,15 @@ TEST_CASE("parameter specs follow Hugging Face names, layouts and init", "[confi
 }
 
 TEST_CASE("config.json: GPT-2 names, aliases and n_inner", "[config]") {
-  const Config a = config_from_json(
-      R"({"n_layer": 3, "n_embd": 40, "n_head": 5, "n_positions": 70, "vocab_size": 101})", "a.json");
+  const Config a =
+      config_from_json(R"({"n_layer": 3, "n_embd": 40, "n_head": 5, "n_positions": 70, "vocab_size": 101})", "a.json");
   CHECK(a.d_head() == 8);
   CHECK(a.mlp_width() == 160);
   const Config b = config_from_json(
       R"({"num_hidden_layers": 2, "hidden_size": 48, "num_attention_heads": 3,
           "max_position_embeddings": 64, "vocab_size": 50, "n_inner": 100,
-          "layer_norm_epsilon": 1e-6})", "b.json");
+          "layer_norm_epsilon": 1e-6})",
+      "b.json");
   CHECK(b.n_layer == 2);
   CHECK(b.n_embd == 48);
   CHECK(b.n_positions == 64);
@@ -82,6 +83,51 @@ TEST_CASE("bad configs are rejected naming the field", "[config][errors]") {
     } catch (const Error& e) {
       CHECK(e.code() == ErrorCode::kInvalidFile);
       CHECK_THAT(e.what(), Catch::Contains("cfg.json") && Catch::Contains(c.field));
+    }
+  }
+}
+
+TEST_CASE("config.json: eos_token_id is kept as given, refused only when negative", "[config][errors]") {
+  const std::string base = R"("n_layer": 2, "n_embd": 48, "n_head": 3, "n_positions": 64, "vocab_size": 1000)";
+  // Outside the vocabulary (Hugging Face's GPT2Config(vocab_size=1000) writes 50256): kept, not
+  // moved to another id; such a model has no end-of-text token.
+  CHECK(config_from_json("{" + base + R"(, "eos_token_id": 50256})", "cfg.json").eos_token_id == 50256);
+  try {
+    config_from_json("{" + base + R"(, "eos_token_id": -3})", "cfg.json");
+    FAIL("accepted");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::kInvalidFile);
+    CHECK_THAT(e.what(), Catch::Contains("cfg.json") && Catch::Contains("eos_token_id") && Catch::Contains("-3"));
+  }
+  // Not given: GPT-2's 50256, or the last id of a smaller vocabulary.
+  CHECK(config_from_json("{" + base + "}", "cfg.json").eos_token_id == 999);
+  CHECK(config_from_json("{" + base + R"(, "eos_token_id": 7})", "cfg.json").eos_token_id == 7);
+}
+
+TEST_CASE("config.json: JSON that trips the JSON library is an error naming the file", "[config][errors]") {
+  const std::string base = R"("n_layer": 2, "n_embd": 48, "n_head": 3, "n_positions": 64, "vocab_size": 1000)";
+  const std::string deep(100000, '[');
+  const struct {
+    std::string text, expected;
+  } cases[] = {
+      {"{" + base + R"(, "layer_norm_epsilon": 1e999})", "cfg.json"},          // a number out of range
+      {"{" + base + R"(, "n_inner": [[[[1]]]]})", "n_inner"},                   // a value of the wrong type
+      {"{" + base + R"(, "n_inner": )" + deep + "}", "nests deeper"},          // no stack overflow
+      {"{" + base + std::string("}\0garbage", 9), "trailing bytes"},           // after a NUL byte
+      {"{" + base + R"(, "n_layer": 3})", "duplicate key"},                    // ambiguous
+  };
+  for (const auto& c : cases) {
+    INFO(c.text.substr(0, 120));
+    try {
+      config_from_json(c.text, "cfg.json");
+      FAIL("accepted");
+    } catch (const Error& e) {
+      const std::string message = e.what();
+      CHECK(e.code() == ErrorCode::kInvalidFile);
+      CHECK_THAT(message, Catch::Contains("cfg.json") && Catch::Contains(c.expected));
+      CHECK(message.find("[json.exception") == std::string::npos);
+      CHECK(message.find('\n') == std::string::npos);
+      CHECK(message.size() < 400);
     }
   }
 }

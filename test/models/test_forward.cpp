@@ -1,9 +1,11 @@
 // The forward pass against the double-precision reference: full prompts, cached decoding token
-// by token, ragged batches, chunked prefill, and rejected inputs.
+// by token, ragged batches, chunked prefill, and rejected inputs; and batch invariance: a
+// sequence's logits bit for bit the same alone as among others, in any slot, with any chunking.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "engine/core/error.h"
 #include "models/gpt2/forward.h"
@@ -35,8 +37,8 @@ void check_logits(const float* got, const std::vector<double>& ref, const std::s
     const double e = std::abs(double(got[v]) - ref[v]);
     if (!(e <= worst)) worst = e, at = v;  // NaN-safe: a NaN becomes the worst
   }
-  INFO(where << ": worst error " << worst << " at vocab " << at << " (got " << got[at] << ", ref "
-             << ref[at] << "), scale " << scale);
+  INFO(where << ": worst error " << worst << " at vocab " << at << " (got " << got[at] << ", ref " << ref[at]
+             << "), scale " << scale);
   CHECK(worst <= kTolerance * scale);
 }
 
@@ -57,8 +59,8 @@ TEST_CASE("full-prompt logits match the double reference at every position", "[f
     ForwardLimits lim;
     lim.all_logits = true;
     ForwardPass fwd(model, lim);
-    const auto tokens = random_tokens(size_t(std::min<int64_t>(cfg.n_positions, 37)), cfg.vocab_size,
-                                      uint32_t(cfg.n_embd));
+    const auto tokens =
+        random_tokens(size_t(std::min<int64_t>(cfg.n_positions, 37)), cfg.vocab_size, uint32_t(cfg.n_embd));
     const auto want = ref.logits(tokens);
     Tensor logits = fwd.step({{0, 0, tokens.data(), int32_t(tokens.size())}}, LogitsFor::kAllTokens);
     REQUIRE(logits.size(0) == int64_t(tokens.size()));
@@ -90,9 +92,8 @@ TEST_CASE("a ragged batch gives each sequence what it gets alone", "[forward][ba
   ForwardLimits lim;
   lim.max_slots = 4;
   ForwardPass fwd(Model::from_parameters(cfg, params, Device::kCpu), lim);
-  const std::vector<std::vector<int32_t>> seqs = {random_tokens(9, cfg.vocab_size, 1),
-                                                  random_tokens(1, cfg.vocab_size, 2),
-                                                  random_tokens(66, cfg.vocab_size, 3)};
+  const std::vector<std::vector<int32_t>> seqs = {
+      random_tokens(9, cfg.vocab_size, 1), random_tokens(1, cfg.vocab_size, 2), random_tokens(66, cfg.vocab_size, 3)};
   // Prefill all three at once into slots 2, 0, 3 (slot 1 unused), then decode them together.
   std::vector<SequenceStep> step;
   const int32_t slots[] = {2, 0, 3};
@@ -126,6 +127,59 @@ TEST_CASE("a prompt fed in chunks equals one pass", "[forward][chunks]") {
   check_logits(logits.f32(), ref.logits(tokens).back(), "after chunks");
 }
 
+// What the continuous-batching engine relies on to return, for a request run among others, the
+// very logprobs it returns alone (docs/architecture.md, "Batch invariance"). Alone: a 20-token
+// prompt in one step, then 12 decode steps. Among others: the same prompt in chunks of 7 and 13
+// alongside other sequences' prefill and decode rows, in another cache slot, then decode steps
+// of 1 to 3 sequences with it first, middle or last.
+TEST_CASE("a sequence's logits are bit-identical alone and among others", "[forward][batch_invariance]") {
+  const auto cfg = test::tiny_config();
+  auto params = test::random_parameters(cfg, 17);
+  const auto model = Model::from_parameters(cfg, params, Device::kCpu);
+  const auto tokens = random_tokens(32, cfg.vocab_size, 41);
+  const auto other_b = random_tokens(40, cfg.vocab_size, 42), other_c = random_tokens(40, cfg.vocab_size, 43);
+  const size_t vocab = size_t(cfg.vocab_size);
+  constexpr int32_t kPrompt = 20;
+
+  std::vector<std::vector<float>> alone;  // logits after the prompt, then after each decode step
+  {
+    ForwardPass fwd(model, {});
+    Tensor logits = fwd.step({{0, 0, tokens.data(), kPrompt}}, LogitsFor::kLastToken);
+    alone.emplace_back(logits.f32(), logits.f32() + vocab);
+    for (int32_t pos = kPrompt; pos < int32_t(tokens.size()); ++pos) {
+      logits = fwd.step({{0, pos, tokens.data() + pos, 1}}, LogitsFor::kLastToken);
+      alone.emplace_back(logits.f32(), logits.f32() + vocab);
+    }
+  }
+
+  ForwardLimits lim;
+  lim.max_slots = 4;
+  ForwardPass fwd(model, lim);
+  auto same = [&](const Tensor& logits, size_t row, size_t step) {
+    INFO("step " << step << ", row " << row);
+    CHECK(std::memcmp(logits.f32() + row * vocab, alone[step].data(), vocab * sizeof(float)) == 0);
+  };
+  // Sequence B prefills 9 tokens beside A's first chunk (A's logits there are not compared: the
+  // alone run never stops at position 7); then A's second chunk beside B's decode and C's prefill.
+  fwd.step({{0, 0, other_b.data(), 9}, {2, 0, tokens.data(), 7}}, LogitsFor::kLastToken);
+  Tensor logits = fwd.step({{0, 9, other_b.data() + 9, 1}, {2, 7, tokens.data() + 7, kPrompt - 7}, {3, 0, other_c.data(), 5}},
+                           LogitsFor::kLastToken);
+  same(logits, 1, 0);
+  int32_t b_len = 10, c_len = 5;
+  for (int32_t pos = kPrompt; pos < int32_t(tokens.size()); ++pos) {
+    const size_t step = size_t(pos - kPrompt + 1);
+    const SequenceStep a{2, pos, tokens.data() + pos, 1};
+    const SequenceStep b{0, b_len, other_b.data() + b_len, 1};
+    const SequenceStep c{3, c_len, other_c.data() + c_len, 1};
+    switch (step % 4) {
+      case 0: logits = fwd.step({a}, LogitsFor::kLastToken), same(logits, 0, step); break;
+      case 1: logits = fwd.step({b, a, c}, LogitsFor::kLastToken), same(logits, 1, step), ++b_len, ++c_len; break;
+      case 2: logits = fwd.step({c, b, a}, LogitsFor::kLastToken), same(logits, 2, step), ++b_len, ++c_len; break;
+      case 3: logits = fwd.step({a, b}, LogitsFor::kLastToken), same(logits, 0, step), ++b_len; break;
+    }
+  }
+}
+
 TEST_CASE("steps with out-of-range inputs are rejected, not run", "[forward][errors]") {
   const auto cfg = test::tiny_config();
   ForwardLimits lim;
@@ -134,15 +188,13 @@ TEST_CASE("steps with out-of-range inputs are rejected, not run", "[forward][err
   ForwardPass fwd(Model::from_parameters(cfg, test::random_parameters(cfg, 1), Device::kCpu), lim);
   const std::vector<int32_t> ok = {1, 2, 3}, bad_id = {1, int32_t(cfg.vocab_size)}, neg = {-1};
   const std::vector<int32_t> long_prompt(9, 1);
-  auto rejects = [&](std::vector<SequenceStep> s) {
-    CHECK_THROWS_AS(fwd.step(s, LogitsFor::kLastToken), Error);
-  };
+  auto rejects = [&](std::vector<SequenceStep> s) { CHECK_THROWS_AS(fwd.step(s, LogitsFor::kLastToken), Error); };
   rejects({{0, 0, bad_id.data(), 2}});
   rejects({{0, 0, neg.data(), 1}});
-  rejects({{2, 0, ok.data(), 3}});                          // slot out of range
-  rejects({{0, 0, ok.data(), 3}, {0, 0, ok.data(), 3}});    // slot used twice
+  rejects({{2, 0, ok.data(), 3}});                             // slot out of range
+  rejects({{0, 0, ok.data(), 3}, {0, 0, ok.data(), 3}});       // slot used twice
   rejects({{0, int32_t(cfg.n_positions) - 2, ok.data(), 3}});  // past the context
-  rejects({{0, 0, long_prompt.data(), 9}});                  // more rows than planned
+  rejects({{0, 0, long_prompt.data(), 9}});                    // more rows than planned
   rejects({});
   CHECK_THROWS_AS(fwd.step({{0, 0, ok.data(), 3}}, LogitsFor::kAllTokens), Error);  // not planned
   CHECK_NOTHROW(fwd.step({{0, 0, ok.data(), 3}}, LogitsFor::kLastToken));

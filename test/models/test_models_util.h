@@ -8,8 +8,8 @@
 
 namespace eagerlm::test {
 
-inline gpt2::Config tiny_config(int64_t n_layer = 2, int64_t n_embd = 48, int64_t n_head = 3,
-                                int64_t n_positions = 80, int64_t vocab = 97) {
+inline gpt2::Config tiny_config(int64_t n_layer = 2, int64_t n_embd = 48, int64_t n_head = 3, int64_t n_positions = 80,
+                                int64_t vocab = 97) {
   gpt2::Config c;
   c.n_layer = n_layer;
   c.n_embd = n_embd;

@@ -1,8 +1,8 @@
 """Shared set-up of the Python conformance suite (eagerlm against JAX and Hugging Face).
 
 Where things are (environment variables, all optional):
-  EAGERLM_BIN          the eagerlm binary           (default: $EAGERLM_BUILD/tools/eagerlm)
-  EAGERLM_DUMP_LOGITS  the eagerlm-dump-logits tool (default: $EAGERLM_BUILD/tools/conformance/...)
+  EAGERLM_BIN          the eagerlm binary           (default: $EAGERLM_BUILD/bin/eagerlm)
+  EAGERLM_DUMP_LOGITS  the eagerlm-dump-logits tool (default: $EAGERLM_BUILD/bin/eagerlm-dump-logits)
   EAGERLM_BUILD        the CMake build directory    (default: build/ at the repository root)
   EAGERLM_SHARED_DIR   the shared test data         (default: ../shared beside the repository)
 
@@ -49,11 +49,11 @@ def find_binary(env, default):
 
 
 def eagerlm_binary():
-    return find_binary("EAGERLM_BIN", BUILD / "tools" / "eagerlm")
+    return find_binary("EAGERLM_BIN", BUILD / "bin" / "eagerlm")
 
 
 def dump_logits_binary():
-    return find_binary("EAGERLM_DUMP_LOGITS", BUILD / "tools" / "conformance" / "eagerlm-dump-logits")
+    return find_binary("EAGERLM_DUMP_LOGITS", BUILD / "bin" / "eagerlm-dump-logits")
 
 
 def run_checked(args, **kwargs):

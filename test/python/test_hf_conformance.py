@@ -2,7 +2,7 @@
 JAX GPT-2 of tools/jax_gpt2, on models written by `eagerlm init --out`:
 
 * logits at every position of several prompts (eagerlm's packed prefill, and its decode path
-  one token at a time, through tools/conformance/eagerlm-dump-logits) agree with Hugging Face's
+  one token at a time, through bin/eagerlm-dump-logits) agree with Hugging Face's
   within the tolerance below; max absolute and max relative error are printed;
 * greedy continuations of 32 tokens are identical (eagerlm generate --temp 0, Hugging Face's
   `generate` under jax.jit, the JAX GPT-2's preallocated-cache loop).
@@ -72,9 +72,10 @@ def prompts_for(name, vocab_size):
     return [rng.integers(0, vocab_size, size=n).astype(np.int32) for n in lengths]
 
 
-def eagerlm_logits(directory, prompts, decode_from=None, tmp_path=None):
-    out = tmp_path / f"logits-{decode_from}.npy"
+def eagerlm_logits(directory, prompts, decode_from=None, tmp_path=None, weights=None):
+    out = tmp_path / f"logits-{decode_from}-{weights}.npy"
     extra = ["--decode-from", decode_from] if decode_from else []
+    extra += ["--weights", weights] if weights else []
     run_checked([DUMP_LOGITS, directory, out, *extra, *[",".join(map(str, p)) for p in prompts]])
     rows = np.load(out)
     splits = np.cumsum([len(p) for p in prompts])[:-1]
@@ -125,6 +126,32 @@ def test_eagerlm_decode_logits_match_hf(case, tmp_path):
         case = dict(case, prompts=prompts, hf_logits=case["hf_logits"][:2])
     ours = eagerlm_logits(case["dir"], case["prompts"], decode_from=1, tmp_path=tmp_path)
     check_close("eagerlm decode", case, ours)
+
+
+def rounded_matrices(params, dtype):
+    """HF's params with the weight matrices eagerlm's --weights narrows (wte and every Conv1D
+    kernel) rounded to `dtype` and widened back to float32; wpe, biases and layer norms untouched."""
+    def leaf(path, x):
+        names = [str(getattr(k, "key", k)) for k in path]
+        if "kernel" in names or "wte" in names:
+            return jnp.asarray(x).astype(dtype).astype(jnp.float32)
+        return x
+    return jax.tree_util.tree_map_with_path(leaf, params)
+
+
+@pytest.mark.parametrize("weights", ["bf16", "f16"])
+def test_eagerlm_16_bit_weights_match_hf_on_the_same_rounded_weights(case, tmp_path, weights):
+    """--weights bf16/f16 (matrices rounded at load, products accumulated in float32) against HF
+    run on the same rounded weights in float32: the float32 tolerance holds unchanged."""
+    hf_model, hf_params = case["hf"]
+    rounded = rounded_matrices(hf_params, jnp.bfloat16 if weights == "bf16" else jnp.float16)
+    reference = [hf_reference.logits(hf_model, rounded, p[None])[0] for p in case["prompts"]]
+    ours = eagerlm_logits(case["dir"], case["prompts"], tmp_path=tmp_path, weights=weights)
+    check_close(f"eagerlm --weights {weights}", dict(case, hf_logits=reference), ours)
+    # The rounding is real: against the unrounded reference the error is far larger.
+    _, unrounded_error = errors(ours, case["hf_logits"])
+    _, rounded_error = errors(ours, reference)
+    assert unrounded_error > 4 * rounded_error
 
 
 def test_jax_gpt2_logits_match_hf(case):

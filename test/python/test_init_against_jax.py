@@ -6,7 +6,7 @@ within 2 ulp (ones and zeros exactly), with Hugging Face's stddevs. Also the CLI
 checksum and refusals. Skips when JAX is not installed or no eagerlm binary is found (set
 EAGERLM_BIN or EAGERLM_BUILD; see conftest.py), or fails under EAGERLM_PYTHON_STRICT=1.
 
-    EAGERLM_BIN=build/tools/eagerlm .venv/bin/python -m pytest -s test/python/test_init_against_jax.py
+    EAGERLM_BIN=build/bin/eagerlm .venv/bin/python -m pytest -s test/python/test_init_against_jax.py
 """
 
 import json

@@ -2,17 +2,22 @@
 // counts, the 2^32 counter boundary, storage dtypes and constants.
 #include <catch2/catch.hpp>
 
-#include <omp.h>
+#include "kernels/common/openmp.h"
 
 #include <random>
 #include <vector>
 
 #include "engine/core/error.h"
-#include "engine/random/fill.h"
-#include "engine/random/normal.h"
+#include "engine/ops/exec_context.h"
+#include "engine/ops/ops.h"
+#include "kernels/common/random/normal.h"
+#include "kernels/cpu/cpu_ops.h"
 
 using namespace eagerlm;
 using namespace eagerlm::rng;
+using cpu::fill_constant;
+using cpu::fill_normal;
+using cpu::fill_normal_f32;
 
 namespace {
 
@@ -90,7 +95,8 @@ TEST_CASE("fill_normal stores F16 and BF16 as the rounded float32 values", "[ran
     fill_normal(key, 0.02f, dtype, out.data(), n, 77);
     size_t mismatches = 0;
     for (int64_t i = 0; i < n; ++i) {
-      const uint16_t expected = dtype == DType::kF16 ? float_to_f16(values[size_t(i)]) : float_to_bf16(values[size_t(i)]);
+      const uint16_t expected =
+          dtype == DType::kF16 ? float_to_f16(values[size_t(i)]) : float_to_bf16(values[size_t(i)]);
       mismatches += out[size_t(i)] != expected;
     }
     CHECK(mismatches == 0);
@@ -116,8 +122,10 @@ TEST_CASE("fill_constant writes exact constants in every parameter dtype", "[ran
   CHECK(std::count(half.begin(), half.end(), uint16_t(0)) == n);
 }
 
-TEST_CASE("fill functions refuse a non-parameter dtype", "[random][fill]") {
-  std::vector<int32_t> out(4);
-  CHECK_THROWS_AS(fill_normal(Key{}, 1.0f, DType::kI32, out.data(), 4), Error);
-  CHECK_THROWS_AS(fill_constant(1.0f, DType::kI32, out.data(), 4), Error);
+TEST_CASE("fill ops refuse a non-parameter dtype", "[random][fill]") {
+  // The kernels trust their arguments; the ops in front of them check.
+  const ExecContext ctx(Device::kCpu);
+  Tensor out = Tensor::zeros({4}, DType::kI32);
+  CHECK_THROWS_AS(ops::fill_normal(ctx, out, Key{}, 1.0f, 0), Error);
+  CHECK_THROWS_AS(ops::fill_constant(ctx, out, 1.0f), Error);
 }

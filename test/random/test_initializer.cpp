@@ -2,7 +2,7 @@
 // per-element definition and against JAX, determinism, dtypes, progress, errors, checksum.
 #include <catch2/catch.hpp>
 
-#include <omp.h>
+#include "kernels/common/openmp.h"
 
 #include <cmath>
 #include <cstring>
@@ -11,7 +11,7 @@
 
 #include "engine/core/error.h"
 #include "engine/random/digest.h"
-#include "engine/random/normal.h"
+#include "kernels/common/random/normal.h"
 #include "models/gpt2/initializer.h"
 #include "test/random/float_ulp.h"
 #include "test/random/jax_vectors.h"
@@ -100,10 +100,8 @@ void check_values(const ParameterTensors& p, uint64_t seed) {
 }  // namespace
 
 TEST_CASE("every preset's parameters have the published sizes", "[initializer]") {
-  const std::map<std::string, int64_t> published = {{"gpt2", 124439808},
-                                                    {"gpt2-medium", 354823168},
-                                                    {"gpt2-large", 774030080},
-                                                    {"gpt2-xl", 1557611200}};
+  const std::map<std::string, int64_t> published = {
+      {"gpt2", 124439808}, {"gpt2-medium", 354823168}, {"gpt2-large", 774030080}, {"gpt2-xl", 1557611200}};
   for (const auto& [name, count] : published) {
     INFO(name);
     const auto specs = parameter_specs(preset(name));

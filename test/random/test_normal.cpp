@@ -5,7 +5,7 @@
 #include <cmath>
 #include <random>
 
-#include "engine/random/normal.h"
+#include "kernels/common/random/normal.h"
 #include "test/random/float_ulp.h"
 #include "test/random/jax_vectors.h"
 

@@ -6,7 +6,7 @@
 #include <random>
 #include <set>
 
-#include "engine/random/threefry.h"
+#include "kernels/common/random/threefry.h"
 #include "test/random/jax_vectors.h"
 
 using namespace eagerlm::rng;

@@ -8,13 +8,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/kv_layout.h"
+#include "kernels/common/kv_layout.h"
 
 namespace eagerlm::reference {
 
-inline std::vector<double> attention(const float* qkv, int64_t ld_qkv, const StepBatch& batch,
-                                     const KvLayout& layout, const float* k_cache,
-                                     const float* v_cache, double scale) {
+inline std::vector<double> attention(const float* qkv, int64_t ld_qkv, const StepBatch& batch, const KvLayout& layout,
+                                     const float* k_cache, const float* v_cache, double scale) {
   const int64_t d = layout.d_head;
   const int64_t width = layout.n_head * d;
   std::vector<double> out(static_cast<size_t>(batch.n_rows * width), 0.0);
@@ -41,8 +40,7 @@ inline std::vector<double> attention(const float* qkv, int64_t ld_qkv, const Ste
         }
         for (int64_t j = 0; j < n_keys; ++j) {
           for (int64_t c = 0; c < d; ++c) {
-            out[row * width + h * d + c] +=
-                scores[j] / sum * double(v_cache[base + j * layout.pos_stride + c]);
+            out[row * width + h * d + c] += scores[j] / sum * double(v_cache[base + j * layout.pos_stride + c]);
           }
         }
       }

@@ -8,8 +8,8 @@
 
 namespace eagerlm::reference {
 
-inline std::vector<double> layer_norm(const float* x, const float* gamma, const float* beta,
-                                      int64_t rows, int64_t cols, double eps) {
+inline std::vector<double> layer_norm(const float* x, const float* gamma, const float* beta, int64_t rows, int64_t cols,
+                                      double eps) {
   std::vector<double> y(static_cast<size_t>(rows * cols));
   for (int64_t r = 0; r < rows; ++r) {
     const float* row = x + r * cols;

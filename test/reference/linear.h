@@ -7,8 +7,8 @@
 
 namespace eagerlm::reference {
 
-inline std::vector<double> linear(const float* x, int64_t ldx, const float* w, const float* bias,
-                                  int64_t m, int64_t k, int64_t n) {
+inline std::vector<double> linear(const float* x, int64_t ldx, const float* w, const float* bias, int64_t m, int64_t k,
+                                  int64_t n) {
   std::vector<double> y(static_cast<size_t>(m * n));
   for (int64_t r = 0; r < m; ++r) {
     for (int64_t c = 0; c < n; ++c) {
@@ -20,8 +20,8 @@ inline std::vector<double> linear(const float* x, int64_t ldx, const float* w, c
   return y;
 }
 
-inline std::vector<double> linear_transposed(const float* x, int64_t ldx, const float* w, int64_t m,
-                                             int64_t k, int64_t n) {
+inline std::vector<double> linear_transposed(const float* x, int64_t ldx, const float* w, int64_t m, int64_t k,
+                                             int64_t n) {
   std::vector<double> y(static_cast<size_t>(m * n));
   for (int64_t r = 0; r < m; ++r) {
     for (int64_t c = 0; c < n; ++c) {

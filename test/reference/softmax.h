@@ -9,8 +9,7 @@
 
 namespace eagerlm::reference {
 
-inline std::vector<double> softmax(const float* x, int64_t rows, int64_t cols,
-                                   const int32_t* valid) {
+inline std::vector<double> softmax(const float* x, int64_t rows, int64_t cols, const int32_t* valid) {
   std::vector<double> y(static_cast<size_t>(rows * cols), 0.0);
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t n = valid ? valid[r] : cols;

@@ -2,15 +2,15 @@
 // Python's `regex` module running GPT-2's pattern), and random strings compared against a
 // reference matcher that tries the pattern's alternatives in order with backtracking, on code
 // points, the way a regex engine does.
-#include <catch2/catch.hpp>
 #include <utf8proc.h>
+#include <catch2/catch.hpp>
 
 #include <random>
 #include <string>
 #include <vector>
 
+#include "engine/core/utf8.h"
 #include "engine/tokenizer/pretokenizer.h"
-#include "engine/tokenizer/utf8.h"
 
 namespace {
 
@@ -107,7 +107,7 @@ TEST_CASE("pretokenizer: contractions", "[tokenizer][pretokenizer]") {
   CHECK(split("'s's's") == Pieces{"'s", "'s", "'s"});
   CHECK(split("''s") == Pieces{"''", "s"});
   CHECK(split("x 's") == Pieces{"x", " '", "s"});  // no space before a contraction
-  CHECK(split("!'s") == Pieces{"!'", "s"});         // inside a punctuation run
+  CHECK(split("!'s") == Pieces{"!'", "s"});        // inside a punctuation run
   CHECK(split("'ll'") == Pieces{"'ll", "'"});
   CHECK(split("'re'") == Pieces{"'re", "'"});
   CHECK(split("'L") == Pieces{"'", "L"});
@@ -121,7 +121,7 @@ TEST_CASE("pretokenizer: letters with an optional leading space", "[tokenizer][p
   CHECK(split("caf\u00e9") == Pieces{"caf\u00e9"});
   CHECK(split("\u0645\u0631\u062d\u0628\u0627") == Pieces{"\u0645\u0631\u062d\u0628\u0627"});  // Arabic
   CHECK(split("\u4f60\u597d\u4e16\u754c") == Pieces{"\u4f60\u597d\u4e16\u754c"});              // CJK (Lo)
-  CHECK(split("e\u0301") == Pieces{"e", "\u0301"});    // a combining mark (Mn) is not \p{L}
+  CHECK(split("e\u0301") == Pieces{"e", "\u0301"});  // a combining mark (Mn) is not \p{L}
   CHECK(split("\u0301a") == Pieces{"\u0301", "a"});
   CHECK(split("x\u00a0y") == Pieces{"x", "\u00a0", "y"});  // only U+0020 may prefix
   CHECK(split("  hello") == Pieces{" ", " hello"});
@@ -140,8 +140,8 @@ TEST_CASE("pretokenizer: other characters", "[tokenizer][pretokenizer]") {
   CHECK(split(" ...") == Pieces{" ..."});
   CHECK(split(" '") == Pieces{" '"});
   CHECK(split("emoji \U0001F600\U0001F600 ok") == Pieces{"emoji", " \U0001F600\U0001F600", " ok"});
-  CHECK(split("\u200bx") == Pieces{"\u200b", "x"});  // ZERO WIDTH SPACE is not White_Space
-  CHECK(split("x\x1cy") == Pieces{"x", "\x1c", "y"});   // U+001C is not White_Space either
+  CHECK(split("\u200bx") == Pieces{"\u200b", "x"});    // ZERO WIDTH SPACE is not White_Space
+  CHECK(split("x\x1cy") == Pieces{"x", "\x1c", "y"});  // U+001C is not White_Space either
 }
 
 TEST_CASE("pretokenizer: whitespace runs", "[tokenizer][pretokenizer]") {
@@ -192,9 +192,9 @@ TEST_CASE("pretokenizer: character classes", "[tokenizer][pretokenizer]") {
 TEST_CASE("pretokenizer: random strings match the backtracking reference", "[tokenizer][pretokenizer]") {
   // An alphabet dense in the characters the rules treat specially.
   const std::vector<std::string> alphabet = {
-      " ", " ", " ", "\n", "\t", "\r", "\u00a0", "\u3000", "\u2028", "'", "'", "s", "t", "r", "e", "v", "m",
-      "l", "d", "L", "a", "Z", "\u00e9", "\u4f60", "1", "9", "\u00bd", "\u0663", ".", "!", "-", "_",
-      "\u0301", "\U0001F600", "\u200b", "\x1c"};
+      " ", " ", " ",      "\n",     "\t", "\r", "\u00a0", "\u3000", "\u2028", "'",          "'",      "s",
+      "t", "r", "e",      "v",      "m",  "l",  "d",      "L",      "a",      "Z",          "\u00e9", "\u4f60",
+      "1", "9", "\u00bd", "\u0663", ".",  "!",  "-",      "_",      "\u0301", "\U0001F600", "\u200b", "\x1c"};
   std::mt19937 rng(Catch::rngSeed());
   for (int trial = 0; trial < 3000; ++trial) {
     std::string text;

@@ -7,8 +7,8 @@
 #include <random>
 
 #include "engine/core/error.h"
+#include "engine/core/utf8.h"
 #include "engine/tokenizer/tokenizer.h"
-#include "engine/tokenizer/utf8.h"
 #include "test/tokenizer/tokenizer_test_support.h"
 
 namespace {
@@ -69,7 +69,9 @@ TEST_CASE("stream decoder: a character split over byte tokens comes out whole", 
 
   // A sequence that cannot complete is replaced at once.
   CHECK(stream.push(byte.at(0xE2)).empty());
-  CHECK(stream.push(byte.at('c')) == "\xEF\xBF\xBD" "c");
+  CHECK(stream.push(byte.at('c')) ==
+        "\xEF\xBF\xBD"
+        "c");
   CHECK(stream.push(byte.at(0x80)) == "\xEF\xBF\xBD");
   CHECK(stream.finish().empty());
 }

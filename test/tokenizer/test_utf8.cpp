@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "engine/core/error.h"
+#include "engine/core/utf8.h"
 #include "engine/tokenizer/tokenizer.h"
-#include "engine/tokenizer/utf8.h"
 #include "test/tokenizer/tokenizer_test_support.h"
 
 namespace {
@@ -20,8 +20,8 @@ using eagerlm::InvalidUtf8;
 using eagerlm::Tokenizer;
 
 const std::string R = "\xEF\xBF\xBD";  // U+FFFD
-using eagerlm::test::reference_unit;
 using eagerlm::test::reference_replace;
+using eagerlm::test::reference_unit;
 
 size_t reference_first_invalid(const std::string& s) {
   for (size_t i = 0; i < s.size();) {
@@ -34,8 +34,8 @@ size_t reference_first_invalid(const std::string& s) {
 
 std::string random_bytes(std::mt19937& rng) {
   // Mostly bytes near the interesting boundaries so that valid multi-byte characters occur too.
-  static const unsigned char kPicks[] = {'a', ' ', 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2,
-                                         0xDF, 0xE0, 0xE1, 0xEC, 0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF};
+  static const unsigned char kPicks[] = {'a',  ' ',  0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF,
+                                         0xE0, 0xE1, 0xEC, 0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF};
   std::string s(rng() % 16, '\0');
   for (char& c : s) c = char(rng() % 4 == 0 ? rng() % 256 : kPicks[rng() % sizeof kPicks]);
   return s;
@@ -52,10 +52,10 @@ EncodeOptions replacing() {
 TEST_CASE("utf8: the four classic invalid inputs error with their byte offset", "[tokenizer][utf8]") {
   const Tokenizer tok = Tokenizer::gpt2();
   const std::vector<std::pair<std::string, size_t>> cases = {
-      {"abc\x80", 3},               // lone continuation byte
-      {"x\xE2\x82", 1},             // truncated euro sign
-      {"ok \xC0\xAF", 3},           // overlong '/'
-      {"\xED\xA0\x80 surrogate", 0}, // encoded surrogate U+D800
+      {"abc\x80", 3},                 // lone continuation byte
+      {"x\xE2\x82", 1},               // truncated euro sign
+      {"ok \xC0\xAF", 3},             // overlong '/'
+      {"\xED\xA0\x80 surrogate", 0},  // encoded surrogate U+D800
   };
   for (const auto& [text, offset] : cases) {
     INFO("offset " << offset);
@@ -76,10 +76,16 @@ TEST_CASE("utf8: replacement matches Python's errors=\"replace\"", "[tokenizer][
       {"\xE2\x82", R},
       {"\xC0\xAF", R + R},
       {"\xED\xA0\x80", R + R + R},
-      {"\xF0\x9F\x98" "A", R + "A"},
+      {"\xF0\x9F\x98"
+       "A",
+       R + "A"},
       {"\xF4\x90\x80\x80", R + R + R + R},
       {"\xE0\x80\x80", R + R + R},
-      {"a\xE2\x82\xAC" "b\xFF", "a\xE2\x82\xAC" "b" + R},
+      {"a\xE2\x82\xAC"
+       "b\xFF",
+       "a\xE2\x82\xAC"
+       "b" +
+           R},
       {"\xE2\x82\xE2\x82\xAC", R + "\xE2\x82\xAC"},
   };
   for (const auto& [bytes, python] : cases) {

@@ -40,15 +40,29 @@ std::string tokenizer_json(bool merges_as_pairs) {
       {"version", "1.0"},
       {"truncation", nullptr},
       {"padding", nullptr},
-      {"added_tokens", json::array({{{"id", 50256}, {"content", "<|endoftext|>"}, {"single_word", false},
-                                     {"lstrip", false}, {"rstrip", false}, {"normalized", true}, {"special", true}}})},
+      {"added_tokens", json::array({{{"id", 50256},
+                                     {"content", "<|endoftext|>"},
+                                     {"single_word", false},
+                                     {"lstrip", false},
+                                     {"rstrip", false},
+                                     {"normalized", true},
+                                     {"special", true}}})},
       {"normalizer", nullptr},
-      {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}}},
-      {"post_processor", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", false}, {"use_regex", true}}},
+      {"pre_tokenizer",
+       {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}}},
+      {"post_processor",
+       {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", false}, {"use_regex", true}}},
       {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}}},
-      {"model", {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", ""},
-                 {"end_of_word_suffix", ""}, {"fuse_unk", false}, {"byte_fallback", false},
-                 {"vocab", json::parse(read_file(gpt2_data_path("encoder.json")))}, {"merges", merges}}}};
+      {"model",
+       {{"type", "BPE"},
+        {"dropout", nullptr},
+        {"unk_token", nullptr},
+        {"continuing_subword_prefix", ""},
+        {"end_of_word_suffix", ""},
+        {"fuse_unk", false},
+        {"byte_fallback", false},
+        {"vocab", json::parse(read_file(gpt2_data_path("encoder.json")))},
+        {"merges", merges}}}};
   return doc.dump();
 }
 
@@ -57,7 +71,8 @@ std::vector<std::string> sample_texts() {
   for (const auto& c : eagerlm::test::gpt2_cases()) texts.push_back(c.text);
   texts.push_back("Hello <|endoftext|> world<|endoftext|>");
   std::mt19937 rng(Catch::rngSeed());
-  const std::vector<std::string> alphabet = {" ", "a", "e", "th", "'s", "\n", "1", "\u00e9", "\u4f60", "!", "<|endoftext|>"};
+  const std::vector<std::string> alphabet = {" ", "a",      "e",      "th", "'s",           "\n",
+                                             "1", "\u00e9", "\u4f60", "!",  "<|endoftext|>"};
   for (int i = 0; i < 200; ++i) {
     std::string t;
     for (int k = 0; k < 30; ++k) t += alphabet[rng() % alphabet.size()];
@@ -143,4 +158,71 @@ TEST_CASE("vocab formats: copies share tables, and are cheap", "[tokenizer][voca
   Tokenizer c = std::move(b);
   CHECK(&a.token_bytes(42) == &c.token_bytes(42));
   CHECK(c.encode("copy") == a.encode("copy"));
+}
+
+TEST_CASE("vocab formats: a tokenizer file that exists but cannot be read is an error, not a fallback",
+          "[tokenizer][vocab][errors]") {
+  // Only a name that does not exist falls back to the built-in vocabulary; a partly downloaded
+  // Hugging Face cache (a dangling link) or a directory under the name must say so.
+  TempDir dangling;
+  std::filesystem::create_symlink(dangling.path() / "blobs" / "missing", dangling.path() / "tokenizer.json");
+  TempDir directory;
+  std::filesystem::create_directory(directory.path() / "tokenizer.json");
+  TempDir half_dangling;
+  std::filesystem::create_symlink(half_dangling.path() / "nowhere", half_dangling.path() / "merges.txt");
+  write_file(half_dangling.path() / "vocab.json", read_file(gpt2_data_path("encoder.json")));
+  for (const TempDir* dir : {&dangling, &directory, &half_dangling}) {
+    INFO(dir->str());
+    try {
+      Tokenizer::for_model_directory(dir->str());
+      FAIL("fell back to the built-in vocabulary");
+    } catch (const eagerlm::Error& e) {
+      CHECK(e.code() == eagerlm::ErrorCode::kIo);
+      CHECK_THAT(e.what(), Catch::Contains(dir->str()));
+    }
+  }
+}
+
+TEST_CASE("vocab formats: tokenizer.json that trips the JSON library is an error naming the file",
+          "[tokenizer][vocab][errors]") {
+  json doc = json::parse(tokenizer_json(false));
+  const struct {
+    std::string text, expected;
+  } cases[] = {
+      {[&] {
+         json d = doc;
+         d["pre_tokenizer"] = 7;  // a value of the wrong type
+         return d.dump();
+       }(),
+       "pre_tokenizer"},
+      {[&] {
+         json d = doc;
+         d["pre_tokenizer"] = {{"type", {1, 2}}};
+         return d.dump();
+       }(),
+       "pre_tokenizer"},
+      {[&] {
+         json d = doc;
+         d["model"]["type"] = 12;
+         return d.dump();
+       }(),
+       "model.type"},
+      {R"({"model": {"type": "BPE", "vocab": {"a": 1e999}, "merges": []}})", "tokenizer.json"},
+      {"{\"model\": " + std::string(100000, '[') + "}", "nests deeper"},
+  };
+  for (const auto& c : cases) {
+    TempDir dir;
+    write_file(dir.path() / "tokenizer.json", c.text);
+    try {
+      Tokenizer::for_model_directory(dir.str());
+      FAIL("accepted");
+    } catch (const eagerlm::Error& e) {
+      const std::string message = e.what();
+      CHECK((e.code() == eagerlm::ErrorCode::kInvalidFile || e.code() == eagerlm::ErrorCode::kUnsupported));
+      CHECK_THAT(message, Catch::Contains("tokenizer.json") && Catch::Contains(c.expected));
+      CHECK(message.find("[json.exception") == std::string::npos);
+      CHECK(message.find('\n') == std::string::npos);
+      CHECK(message.size() < 400);
+    }
+  }
 }

@@ -63,13 +63,14 @@ TEST_CASE("validation: the small vocabulary itself is valid", "[tokenizer][valid
   // " the" merges fully; " hex" has "he" but no merge of "Ġ" with "he". Byte b has id b here.
   CHECK(tok.encode(" the hex") == std::vector<int32_t>{258, ' ', 256, 'x'});
   // Windows line endings and no final newline are fine.
-  const Tokenizer crlf = load_ok(small_vocab().dump(), "#version: 0.2\r\nh e\r\n" + kSpace + " t\r\n" + kSpace + "t he");
+  const Tokenizer crlf =
+      load_ok(small_vocab().dump(), "#version: 0.2\r\nh e\r\n" + kSpace + " t\r\n" + kSpace + "t he");
   CHECK(crlf.encode(" the") == std::vector<int32_t>{258});
 }
 
 TEST_CASE("validation: merges lines must have exactly two parts", "[tokenizer][validation]") {
-  for (const std::string& bad : {std::string("he"), std::string("h e x"), std::string("h  e"), std::string(" h"),
-                                 std::string("h ")}) {
+  for (const std::string& bad :
+       {std::string("he"), std::string("h e x"), std::string("h  e"), std::string(" h"), std::string("h ")}) {
     INFO("line: " << bad);
     const auto e = load_error(small_vocab().dump(), "#version: 0.2\nh e\n" + bad + "\n");
     CHECK_THAT(e.what(), Catch::Contains("merges.txt") && Catch::Contains("line 3"));
@@ -80,13 +81,14 @@ TEST_CASE("validation: merges lines must have exactly two parts", "[tokenizer][v
 
 TEST_CASE("validation: merge parts and their concatenation must be in the vocabulary", "[tokenizer][validation]") {
   const auto part = load_error(small_vocab().dump(), "#version: 0.2\nh e\nhe \u4f60\n");
-  CHECK_THAT(part.what(), Catch::Contains("merges.txt") && Catch::Contains("line 3") &&
-                              Catch::Contains("\u4f60") && Catch::Contains("vocab.json"));
+  CHECK_THAT(part.what(), Catch::Contains("merges.txt") && Catch::Contains("line 3") && Catch::Contains("\u4f60") &&
+                              Catch::Contains("vocab.json"));
   const auto joined = load_error(small_vocab().dump(), "#version: 0.2\nh e\nx y\n");
   CHECK_THAT(joined.what(), Catch::Contains("line 3") && Catch::Contains("\"xy\""));
 }
 
-TEST_CASE("validation: #version header only as the first line; without it no merge is lost", "[tokenizer][validation]") {
+TEST_CASE("validation: #version header only as the first line; without it no merge is lost",
+          "[tokenizer][validation]") {
   const auto late = load_error(small_vocab().dump(), "h e\n#version: 0.2\n");
   CHECK_THAT(late.what(), Catch::Contains("line 2") && Catch::Contains("#version"));
   // Without a header the first line is a merge (Hugging Face's reading; OpenAI's code would drop it).
@@ -162,7 +164,8 @@ TEST_CASE("validation: tokenizer.json entries", "[tokenizer][validation]") {
     FAIL("loaded a malformed tokenizer.json: " << doc.dump().substr(0, 200));
     return std::string();
   };
-  const json good = {{"model", {{"type", "BPE"}, {"vocab", small_vocab()}, {"merges", {"h e", json::array({kSpace, "t"})}}}}};
+  const json good = {
+      {"model", {{"type", "BPE"}, {"vocab", small_vocab()}, {"merges", {"h e", json::array({kSpace, "t"})}}}}};
   {
     TempDir dir;
     write_file(dir.path() / "tokenizer.json", good.dump());
@@ -216,8 +219,12 @@ TEST_CASE("validation: word caches never mix tokenizers", "[tokenizer][cache]") 
   // each must give its own ids for the same words every time.
   std::vector<Tokenizer> tokenizers;
   std::vector<std::vector<int32_t>> expected;
-  const std::vector<std::string> merge_sets = {"h e\n", kSpace + " t\n", "h e\n" + kSpace + " t\n", kMerges,
-                                               kSpace + " t\n" + kSpace + "t he\n", "h e\n" + kSpace + "t he\n"};
+  const std::vector<std::string> merge_sets = {"h e\n",
+                                               kSpace + " t\n",
+                                               "h e\n" + kSpace + " t\n",
+                                               kMerges,
+                                               kSpace + " t\n" + kSpace + "t he\n",
+                                               "h e\n" + kSpace + "t he\n"};
   for (const auto& merges : merge_sets) tokenizers.push_back(load_ok(small_vocab().dump(), merges));
   tokenizers.push_back(Tokenizer::gpt2());
   for (const auto& tok : tokenizers) expected.push_back(tok.encode(" the hex the"));

@@ -3,12 +3,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <stdexcept>
-#include <algorithm>
 
 namespace eagerlm::test {
 
@@ -43,19 +43,6 @@ const std::vector<TokenizerCase>& gpt2_cases() {
     return result;
   }();
   return cases;
-}
-
-TempDir::TempDir() {
-  static std::atomic<int> counter{0};
-  std::random_device rd;
-  path_ = std::filesystem::temp_directory_path() /
-          ("eagerlm-tok-test-" + std::to_string(rd()) + "-" + std::to_string(counter++));
-  std::filesystem::create_directories(path_);
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
 }
 
 const std::vector<std::string>& reference_byte_spelling() {

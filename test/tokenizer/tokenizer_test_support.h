@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "test/support/temp_dir.h"
+
 namespace eagerlm::test {
 
 struct TokenizerCase {
@@ -19,21 +21,7 @@ struct TokenizerCase {
 std::string gpt2_data_path(const std::string& file);  // ../shared/data/gpt2-tokenizer/<file>
 std::string read_file(const std::string& path);
 void write_file(const std::filesystem::path& path, const std::string& contents);
-const std::vector<TokenizerCase>& gpt2_cases();        // cases.jsonl
-
-// A fresh directory under the system temp dir, removed when the object goes out of scope.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  std::string str() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
+const std::vector<TokenizerCase>& gpt2_cases();  // cases.jsonl
 
 // The 256-entry table from OpenAI's bytes_to_unicode(), as UTF-8 strings, built independently of
 // the library (printable ranges keep their code points, the rest get 256, 257, ... in order).

@@ -1,4 +1,4 @@
-// Entry point of the CUDA test binaries (test_cuda_ops, test_cuda_model): without a usable CUDA
+// Entry point of test_cuda_ops, the kernel tests (kernels/cuda linked in): without a usable CUDA
 // device the binary prints why and exits with 77, which CTest's SKIP_RETURN_CODE reports as
 // "skipped" (not passed); otherwise it runs the Catch2 session as usual.
 #define CATCH_CONFIG_RUNNER
@@ -6,7 +6,7 @@
 
 #include <cstdio>
 
-#include "engine/core/cuda_memory.h"
+#include "kernels/cuda/cuda_memory.h"
 
 int main(int argc, char* argv[]) {
   if (eagerlm::cuda::device_count() == 0) {

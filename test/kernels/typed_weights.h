@@ -1,0 +1,71 @@
+// Random typed weight matrices for the typed-kernel tests: the stored data (what the kernels
+// read), and its exact values in double (what the references use): bf16/f16 widened exactly,
+// int8 as scale·q in double. int8 data is drawn directly (q uniform in [-127, 127], scales in
+// (0, 1/64], one block's scale 0), so the product tests do not depend on the quantizer.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "kernels/common/dtype.h"
+#include "kernels/common/weights.h"
+#include "test/support/random.h"
+
+namespace eagerlm::test {
+
+struct TypedMatrix {
+  WeightType type = WeightType::kF32;
+  std::vector<float> f32;
+  std::vector<uint16_t> halves;
+  std::vector<int8_t> q;
+  std::vector<float> scales;
+  std::vector<double> values;  // the exact weights, in the matrix's layout
+
+  Weights view() const {
+    const void* data = type == WeightType::kF32    ? static_cast<const void*>(f32.data())
+                       : type == WeightType::kInt8 ? static_cast<const void*>(q.data())
+                                                   : static_cast<const void*>(halves.data());
+    return {type, data, type == WeightType::kInt8 ? scales.data() : nullptr};
+  }
+};
+
+// A [k, n] input-major (or [n, k] output-major) matrix of `type`; k % kInt8Block == 0 for int8.
+inline TypedMatrix random_typed_matrix(std::mt19937& rng, WeightType type, int64_t k, int64_t n, bool input_major) {
+  TypedMatrix t;
+  t.type = type;
+  const size_t count = size_t(k * n);
+  t.values.resize(count);
+  if (type == WeightType::kInt8) {
+    std::uniform_int_distribution<int> qd(-127, 127);
+    t.q.resize(count);
+    for (auto& v : t.q) v = int8_t(qd(rng));
+    t.scales = random_floats(rng, size_t(k / kInt8Block * n), 1.0f / 4096, 1.0f / 64);
+    if (!t.scales.empty()) t.scales[t.scales.size() / 2] = 0.0f;  // an all-zero block
+    const int64_t blocks = k / kInt8Block;
+    for (int64_t a = 0; a < (input_major ? k : n); ++a) {
+      for (int64_t b = 0; b < (input_major ? n : k); ++b) {
+        // input-major: a = i (input), b = j (output); output-major: a = j, b = i.
+        const float s =
+            input_major ? t.scales[size_t(a / kInt8Block * n + b)] : t.scales[size_t(a * blocks + b / kInt8Block)];
+        const size_t e = size_t(a * (input_major ? n : k) + b);
+        t.values[e] = double(s) * double(t.q[e]);
+      }
+    }
+    return t;
+  }
+  const std::vector<float> w = random_floats(rng, count, -1.0f, 1.0f);
+  if (type == WeightType::kF32) {
+    t.f32 = w;
+    for (size_t e = 0; e < count; ++e) t.values[e] = w[e];
+    return t;
+  }
+  t.halves.resize(count);
+  for (size_t e = 0; e < count; ++e) {
+    t.halves[e] = type == WeightType::kBF16 ? float_to_bf16(w[e]) : float_to_f16(w[e]);
+    t.values[e] = type == WeightType::kBF16 ? bf16_to_float(t.halves[e]) : f16_to_float(t.halves[e]);
+  }
+  return t;
+}
+
+}  // namespace eagerlm::test

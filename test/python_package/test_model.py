@@ -1,0 +1,91 @@
+"""Model: info, tokenizing against `eagerlm tokenize` / `detokenize`, and logits against
+bin/eagerlm-dump-logits bit for bit (one sequence, and a ragged batch)."""
+
+import json
+
+import numpy as np
+import pytest
+from conftest import ODD_CONFIG, TEXT_CONFIG, binary, run
+
+import eagerlm
+
+TEXT = "Hello, my name is Ada. I like ünïcödé and 日本語 and <|endoftext|> markers.\n"
+
+
+def test_info_describes_the_model(text_model, text_model_dir):
+    info = text_model.info
+    assert (info.n_layer, info.n_embd, info.n_head, info.context_length, info.vocab_size, info.eos_token_id) == \
+           (2, 48, 3, 128, 50257, 50256)
+    assert info.parameter_count == sum(a.size for a in eagerlm.init_params(TEXT_CONFIG).values())
+    assert info.device == "cpu" and info.source == str(text_model_dir)
+    assert eagerlm.Model.initialize(ODD_CONFIG, seed=4).info.source == "config initialized from seed 4"
+    assert eagerlm.Model.initialize("gpt2").info.source == "gpt2 initialized from seed 0"
+
+
+def test_tokenize_and_detokenize_match_the_cli(text_model, cli):
+    ids = text_model.tokenize(TEXT)
+    assert ids == json.loads(run([cli, "tokenize", "--json"], input=TEXT).stdout)
+    assert text_model.tokenize(TEXT, parse_special=True) == \
+           json.loads(run([cli, "tokenize", "--json", "--parse-special"], input=TEXT).stdout)
+    assert 50256 not in ids and 50256 in text_model.tokenize(TEXT, parse_special=True)
+    assert text_model.detokenize(ids) == TEXT
+    assert text_model.detokenize(np.array(ids)) == TEXT
+    assert text_model.detokenize_bytes(ids).decode() == run([cli, "detokenize"], input=" ".join(map(str, ids))).stdout
+    # A character cut between tokens: raw bytes as they are, text with U+FFFD.
+    cut = text_model.tokenize("日")[:1]
+    assert text_model.detokenize_bytes(cut) == "日".encode()[:len(text_model.detokenize_bytes(cut))]
+    assert text_model.detokenize(cut).endswith("\ufffd")
+
+
+def dump_logits(model_dir, prompts, tmp_path):
+    out = tmp_path / "logits.npy"
+    run([binary("eagerlm-dump-logits"), model_dir, out, *[",".join(map(str, p)) for p in prompts]])
+    rows = np.load(out)
+    return np.split(rows, np.cumsum([len(p) for p in prompts])[:-1])
+
+
+def test_logits_are_the_dump_tools_bit_for_bit(odd_model, odd_model_dir, text_model, text_model_dir, tmp_path):
+    rng = np.random.default_rng(5)
+    prompts = [rng.integers(0, 1001, size=n).tolist() for n in (1, 7, 33, 80)]
+    expected = dump_logits(odd_model_dir, prompts, tmp_path)
+    batch = odd_model.logits(prompts)
+    assert isinstance(batch, list) and len(batch) == len(prompts)
+    for got, want in zip(batch, expected):
+        assert got.dtype == np.float32 and got.flags.c_contiguous
+        assert np.array_equal(got, want)
+    # One sequence alone against the tool given that sequence alone (a batch of other sizes may
+    # sum in another order: the tool and the package run the same batches).
+    for prompt in prompts[1:3]:
+        alone = dump_logits(odd_model_dir, [prompt], tmp_path)[0]
+        assert odd_model.logits(prompt).shape == (len(prompt), 1001)
+        assert np.array_equal(odd_model.logits(prompt), alone)
+        assert np.array_equal(odd_model.logits(np.array(prompt, dtype=np.int32)), alone)
+    ids = text_model.tokenize(TEXT)
+    assert np.array_equal(text_model.logits(ids), dump_logits(text_model_dir, [ids], tmp_path)[0])
+
+
+def test_initialize_gives_the_weights_eagerlm_init_writes(odd_model, odd_model_dir):
+    prompt = [9, 8, 7, 6]
+    assert np.array_equal(eagerlm.Model.initialize(ODD_CONFIG, seed=22).logits(prompt), odd_model.logits(prompt))
+    assert np.array_equal(eagerlm.Model.initialize(odd_model_dir / "config.json", seed=22).logits(prompt),
+                          odd_model.logits(prompt))
+    assert not np.array_equal(eagerlm.Model.initialize(ODD_CONFIG, seed=23).logits(prompt), odd_model.logits(prompt))
+
+
+def test_logits_arrays_own_the_engines_result(odd_model):
+    a = odd_model.logits([1, 2, 3])
+    b = odd_model.logits([1, 2, 3])
+    assert not np.shares_memory(a, b)
+    a[:] = 0  # each array is the caller's own
+    assert np.array_equal(b, odd_model.logits([1, 2, 3]))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_cpu_threads_setting(odd_model, threads):
+    eagerlm.set_cpu_threads(threads)
+    try:
+        assert eagerlm.cpu_threads() == threads
+        assert odd_model.logits([1, 2]).shape == (2, 1001)
+    finally:
+        eagerlm.set_cpu_threads(0)
+    assert eagerlm.cpu_threads() == 0
