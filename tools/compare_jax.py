@@ -21,7 +21,7 @@ index, log scale, one line per system, one panel per batch size).
     .venv/bin/python tools/compare_jax.py --plot docs/compare_jax_gpt2.png
 
 Needs tools/requirements.txt (tools/setup_python.sh) and a built eagerlm (--eagerlm, default
-$EAGERLM_BIN or build/tools/eagerlm). --device cuda runs both on the GPU: eagerlm built with CUDA
+$EAGERLM_BIN or build/bin/eagerlm). --device cuda runs both on the GPU: eagerlm built with CUDA
 and a JAX with CUDA installed (JAX_PLATFORMS pins JAX to the chosen device either way).
 """
 
@@ -306,7 +306,7 @@ def main():
                         help="where both eagerlm and JAX run (cuda: needs a CUDA build of eagerlm and a CUDA JAX)")
     parser.add_argument("--init-only", action="store_true", help="only the initialization comparison")
     parser.add_argument("--skip-init", action="store_true", help="only the generation comparison")
-    parser.add_argument("--eagerlm", default=os.environ.get("EAGERLM_BIN", str(REPO / "build" / "tools" / "eagerlm")))
+    parser.add_argument("--eagerlm", default=os.environ.get("EAGERLM_BIN", str(REPO / "build" / "bin" / "eagerlm")))
     parser.add_argument("--workdir", default=str(REPO / "out" / "compare_jax"), help="model and prompt files")
     parser.add_argument("--json", help="JSON output (default WORKDIR/compare_jax_PRESET.json)")
     parser.add_argument("--plot", help="PNG output (default WORKDIR/compare_jax_PRESET.png)")

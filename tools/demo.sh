@@ -6,6 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
 cmake -S . -B build >/dev/null
-cmake --build build -j"$(nproc)" --target eagerlm
+cmake --build build -j"$(nproc)" --target eagerlm_dist
 if [[ $# -eq 0 ]]; then set -- -p "The meaning of life is" -n 32 --seed 0; fi
-exec build/tools/eagerlm generate "$@"
+exec build/bin/eagerlm generate "$@"

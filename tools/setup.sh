@@ -6,6 +6,12 @@ set -euo pipefail
 
 packages=(build-essential cmake pkg-config libopenblas-dev nlohmann-json3-dev catch2 libcli11-dev
           libutf8proc-dev)
+# The Python package (`pip install .`): Python's headers and venv, and Ninja, so that
+# scikit-build-core uses the system's build tools instead of downloading its own.
+packages+=(python3-dev python3-venv ninja-build)
+# `eagerlm serve`: its HTTP library (cpp-httplib); its tests put two replicas behind nginx and
+# talk to them with curl as well as Python.
+packages+=(libcpp-httplib-dev nginx curl)
 if [[ "${EAGERLM_SETUP_FUZZ:-0}" == 1 ]]; then
   packages+=(clang libclang-rt-14-dev)
 fi

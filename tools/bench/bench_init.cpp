@@ -12,7 +12,7 @@
 // Ratios init / memset fresh and fill warm / memset warm compare like with like.
 #include <sys/mman.h>
 
-#include <omp.h>
+#include "kernels/common/openmp.h"
 
 #include <algorithm>
 #include <chrono>
@@ -25,7 +25,7 @@
 #include "engine/core/device.h"
 #include "engine/core/error.h"
 #include "engine/core/threads.h"
-#include "engine/random/fill.h"
+#include "kernels/cpu/cpu_ops.h"
 #include "models/gpt2/config.h"
 #include "models/gpt2/initializer.h"
 #include "models/gpt2/parameters.h"
@@ -85,8 +85,7 @@ Result measure(const gpt2::Config& config, int runs) {
       memset_warm.push_back(now_seconds() - t);
 
       t = now_seconds();
-      rng::fill_normal_f32(rng::key_from_seed(uint64_t(r)), 0.02f, reinterpret_cast<float*>(warm),
-                           int64_t(bytes / 4));
+      cpu::fill_normal_f32(rng::key_from_seed(uint64_t(r)), 0.02f, reinterpret_cast<float*>(warm), int64_t(bytes / 4));
       fill_warm.push_back(now_seconds() - t);
     }
     device_free(Device::kCpu, warm);
@@ -129,15 +128,15 @@ int main(int argc, char** argv) {
 
   try {
     std::printf("threads: %d, runs: %d (medians)\n", num_threads(), runs);
-    std::printf("%-12s %9s %14s %13s %9s %11s %13s %13s\n", "preset", "GB", "memset fresh", "memset warm",
-                "init", "fill warm", "init/fresh", "fill/warm");
+    std::printf("%-12s %9s %14s %13s %9s %11s %13s %13s\n", "preset", "GB", "memset fresh", "memset warm", "init",
+                "fill warm", "init/fresh", "fill/warm");
     for (const std::string& name : presets) {
       const gpt2::Config config = gpt2::preset(name);
       const double gb = double(gpt2::total_parameter_bytes(gpt2::parameter_specs(config), DType::kF32)) / 1e9;
       const Result r = measure(config, runs);
       std::printf("%-12s %9.3f %9.2f GB/s %8.2f GB/s %4.2f GB/s %6.2f GB/s %12.0f%% %12.0f%%\n", name.c_str(), gb,
-                  gb / r.memset_fresh, gb / r.memset_warm, gb / r.init, gb / r.fill_warm,
-                  100 * r.memset_fresh / r.init, 100 * r.memset_warm / r.fill_warm);
+                  gb / r.memset_fresh, gb / r.memset_warm, gb / r.init, gb / r.fill_warm, 100 * r.memset_fresh / r.init,
+                  100 * r.memset_warm / r.fill_warm);
       std::fflush(stdout);
     }
   } catch (const Error& e) {

@@ -2,14 +2,17 @@
 // as one float32 .npy array, for the conformance tests in test/python/ (which compare them with
 // Hugging Face's Flax GPT-2). Test tooling, not part of the CLI.
 //
-//   eagerlm-dump-logits MODEL_DIR OUT.npy [--decode-from K] IDS [IDS ...]
+//   eagerlm-dump-logits MODEL_DIR OUT.npy [--decode-from K] [--device cpu|cuda]
+//                       [--weights f32|bf16|f16|int8] [--kv-type f32|bf16|f16] IDS [IDS ...]
 //
 // Each IDS is one prompt as comma-separated token ids. OUT.npy is [sum of prompt lengths, vocab]:
 // the rows of prompt 0, then those of prompt 1, ... Row t of a prompt holds the logits of the
 // next token after its first t + 1 tokens. All prompts run as one batch (one cache slot each).
 // Without --decode-from they go through one packed prefill step; with --decode-from K the first
 // K tokens of every prompt are prefilled together and the rest fed one token per sequence per
-// step, the decoding path, so both paths are checked against the same reference.
+// step, the decoding path, so both paths are checked against the same reference. --device cuda
+// runs the model on the GPU (tools/gpu_check.sh compares its logits with the CPU's). --weights
+// converts the weight matrices at load (default: as stored), --kv-type sets the cache's type.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -19,29 +22,17 @@
 #include <vector>
 
 #include "engine/core/device.h"
+#include "engine/core/dtype.h"
+#include "engine/core/weight_tensor.h"
 #include "engine/core/error.h"
+#include "engine/generation/step_packer.h"
+#include "engine/tokenizer/token_ids.h"
 #include "models/gpt2/forward.h"
 #include "models/gpt2/model.h"
 
 using namespace eagerlm;
 
 namespace {
-
-std::vector<int32_t> parse_ids(const std::string& text) {
-  std::vector<int32_t> ids;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    const size_t comma = std::min(text.find(',', pos), text.size());
-    const std::string token = text.substr(pos, comma - pos);
-    char* end = nullptr;
-    const long value = std::strtol(token.c_str(), &end, 10);
-    if (token.empty() || *end != '\0' || value < 0 || value > INT32_MAX)
-      throw_error(ErrorCode::kInvalidArgument, "prompt '" + text + "': '" + token + "' is not a token id");
-    ids.push_back(int32_t(value));
-    pos = comma + 1;
-  }
-  return ids;
-}
 
 // NumPy's .npy format, version 1.0: magic, header length, a Python dict literal padded with
 // spaces to a multiple of 64 bytes and ended by a newline, then the raw little-endian data.
@@ -66,26 +57,45 @@ void write_npy(const std::string& path, const std::vector<float>& data, int64_t 
 int run(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   int64_t decode_from = 0;  // 0: every prompt in one prefill step
-  for (size_t i = 0; i < args.size(); ++i)
-    if (args[i] == "--decode-from" && i + 1 < args.size()) {
+  Device device = Device::kCpu;
+  gpt2::ModelOptions options;
+  for (size_t i = 0; i + 1 < args.size();) {
+    if (args[i] == "--decode-from") {
       decode_from = std::atoll(args[i + 1].c_str());
       if (decode_from < 1) throw_error(ErrorCode::kInvalidArgument, "--decode-from: expected an integer >= 1");
-      args.erase(args.begin() + long(i), args.begin() + long(i) + 2);
-      break;
+    } else if (args[i] == "--device") {
+      const auto d = device_from_name(args[i + 1]);
+      if (!d) throw_error(ErrorCode::kInvalidArgument, "--device: expected cpu or cuda");
+      device = *d;
+    } else if (args[i] == "--weights") {
+      options.weights = weight_type_from_name(args[i + 1]);
+      if (!options.weights) throw_error(ErrorCode::kInvalidArgument, "--weights: expected f32, bf16, f16 or int8");
+    } else if (args[i] == "--kv-type") {
+      const auto t = dtype_from_cli_name(args[i + 1]);
+      if (!t) throw_error(ErrorCode::kInvalidArgument, "--kv-type: expected f32, bf16 or f16");
+      options.kv_type = *t;
+    } else {
+      ++i;
+      continue;
     }
+    args.erase(args.begin() + long(i), args.begin() + long(i) + 2);
+  }
   if (args.size() < 3) {
-    std::fprintf(stderr, "usage: eagerlm-dump-logits MODEL_DIR OUT.npy [--decode-from K] IDS [IDS ...]\n");
+    std::fprintf(stderr, "usage: eagerlm-dump-logits MODEL_DIR OUT.npy [--decode-from K] [--device cpu|cuda] [--weights T] [--kv-type T] "
+                 "IDS...\n");
     return 2;
   }
   std::vector<std::vector<int32_t>> prompts;
   int64_t total_rows = 0, longest = 0;
   for (size_t i = 2; i < args.size(); ++i) {
-    prompts.push_back(parse_ids(args[i]));
+    prompts.push_back(parse_token_ids(args[i], 0, "prompt " + std::to_string(i - 2)));
+    if (prompts.back().empty())
+      throw_error(ErrorCode::kInvalidArgument, "prompt " + std::to_string(i - 2) + " is empty");
     total_rows += int64_t(prompts.back().size());
     longest = std::max(longest, int64_t(prompts.back().size()));
   }
 
-  const auto model = gpt2::Model::load(args[0], Device::kCpu);
+  const auto model = gpt2::Model::load(args[0], device, options);
   const int64_t vocab = model->config().vocab_size;
   gpt2::ForwardLimits limits;
   limits.max_slots = int64_t(prompts.size());
@@ -99,19 +109,10 @@ int run(int argc, char** argv) {
   for (size_t s = 1; s < prompts.size(); ++s) first_row[s] = first_row[s - 1] + int64_t(prompts[s - 1].size());
   std::vector<float> out(size_t(total_rows * vocab));
 
-  const int64_t first_chunk = decode_from > 0 ? decode_from : longest;
+  // One packed prefill step of every prompt's first chunk, then (with --decode-from) one token
+  // per sequence per step.
   std::vector<int64_t> done(prompts.size(), 0);  // tokens of each prompt already run
-  for (bool first = true;; first = false) {
-    std::vector<SequenceStep> step;
-    std::vector<size_t> which;
-    for (size_t s = 0; s < prompts.size(); ++s) {
-      const int64_t left = int64_t(prompts[s].size()) - done[s];
-      if (left == 0) continue;
-      const int64_t n = first ? std::min(left, first_chunk) : 1;
-      step.push_back({int32_t(s), int32_t(done[s]), prompts[s].data() + done[s], int32_t(n)});
-      which.push_back(s);
-    }
-    if (step.empty()) break;
+  auto copy_rows = [&](const std::vector<SequenceStep>& step, const std::vector<size_t>& which) {
     const Tensor logits = forward.step(step, gpt2::LogitsFor::kAllTokens).to(Device::kCpu);
     const float* rows = logits.data<float>();
     for (size_t k = 0; k < step.size(); ++k) {
@@ -121,6 +122,22 @@ int run(int argc, char** argv) {
       rows += step[k].n_tokens * vocab;
       done[s] += step[k].n_tokens;
     }
+  };
+  const int64_t first_chunk = decode_from > 0 ? decode_from : longest;
+  StepPacker packer(total_rows);
+  for (size_t s = 0; s < prompts.size(); ++s)
+    packer.add(int32_t(s), prompts[s].data(), int32_t(std::min<int64_t>(int64_t(prompts[s].size()), first_chunk)));
+  copy_rows(packer.next(), packer.sequences());
+  for (;;) {
+    std::vector<SequenceStep> step;
+    std::vector<size_t> which;
+    for (size_t s = 0; s < prompts.size(); ++s) {
+      if (done[s] == int64_t(prompts[s].size())) continue;
+      step.push_back({int32_t(s), int32_t(done[s]), prompts[s].data() + done[s], 1});
+      which.push_back(s);
+    }
+    if (step.empty()) break;
+    copy_rows(step, which);
   }
   write_npy(args[1], out, total_rows, vocab);
   return 0;
