@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/core/text.h"
+
 namespace eagerlm::server {
 
 namespace {
@@ -150,7 +152,8 @@ std::optional<float> Fields::real(const std::string& name) {
 void Fields::reject_unknown() const {
   for (const auto& [key, value] : object_.items())
     if (!read_.count(key))
-      throw invalid_field(path(key), "unrecognized request argument supplied: " + path(key));
+      // The name is the client's: escaped and cut (fuzz/completion_request_fuzz sent a newline).
+      throw invalid_field(path(key), "unrecognized request argument supplied: " + escape_for_message(path(key)));
 }
 
 }  // namespace eagerlm::server

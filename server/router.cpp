@@ -3,6 +3,7 @@
 #include <chrono>
 #include <string>
 
+#include "engine/core/text.h"
 #include "server/api_error.h"
 #include "server/chat.h"
 #include "server/completion_format.h"
@@ -166,7 +167,7 @@ void install_routes(HttpServer& http, Service& s) {
                           {}, "request_timeout"));
       HttpServer::close_after_response();
     } else if (res.status == 404) {
-      reply(res, ApiError(404, "unknown request URL: " + req.method + " " + req.path, {}, "unknown_url"));
+      reply(res, ApiError(404, "unknown request URL: " + escape_for_message(req.method) + " " + escape_for_message(req.path), {}, "unknown_url"));
     } else {
       reply(res, ApiError(res.status, "malformed HTTP request (status " + std::to_string(res.status) + ")"));
       HttpServer::close_after_response();

@@ -280,6 +280,13 @@ class Endpoints(unittest.TestCase):
         error_of(self, *self.s.request("POST", "/v1/completions", {"prompt": "x"})[::2], 400, "model")
         e = error_of(self, *self.s.complete(model="gpt-4", prompt="x")[::2], 404, "model")
         self.assertEqual(e["code"], "model_not_found")
+        # Client text quoted in a message is escaped: one line, whatever the request holds.
+        e = error_of(self, *self.s.complete(prompt="x", **{"log\nprobs": 2})[::2], 400, "log\nprobs")
+        self.assertIn("log\\nprobs", e["message"])
+        self.assertNotIn("\n", e["message"])
+        e = error_of(self, *self.s.complete(model="a\nb" * 100, prompt="x")[::2], 404, "model")
+        self.assertNotIn("\n", e["message"])
+        self.assertLess(len(e["message"]), 300)
         # prompt + max_tokens past the context: both numbers named.
         e = error_of(self, *self.s.complete(prompt="Hello world", max_tokens=2047)[::2], 400, "max_tokens")
         self.assertEqual(e["code"], "context_length_exceeded")
