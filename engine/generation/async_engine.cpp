@@ -34,7 +34,7 @@ Ticket AsyncEngine::submit(Request request) {
   Scheduler::check(request, model_);
   std::lock_guard<std::mutex> lock(mutex_);
   if (stop_ || draining_) throw_error(ErrorCode::kBusy, "the engine is shutting down and takes no new requests");
-  const size_t waiting = inbox_.size() + size_t(stats_.queued);
+  const size_t waiting = waiting_locked();
   if (waiting >= max_queue_)
     throw_error(ErrorCode::kBusy, "the request queue is full (" + std::to_string(waiting) +
                                       " requests waiting; max_queue " + std::to_string(max_queue_) + ")");
@@ -72,10 +72,12 @@ void AsyncEngine::drain(std::chrono::milliseconds timeout) {
   }
 }
 
+size_t AsyncEngine::waiting_locked() const { return inbox_.size() + in_transit_ + size_t(stats_.queued); }
+
 SchedulerStats AsyncEngine::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   SchedulerStats s = stats_;
-  s.queued += int64_t(inbox_.size());
+  s.queued = int64_t(waiting_locked());
   return s;
 }
 
@@ -88,6 +90,7 @@ void AsyncEngine::run(std::function<void()> on_worker_start) {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return stop_ || !inbox_.empty() || !cancels_.empty() || !scheduler_.idle(); });
       arrived.swap(inbox_);
+      in_transit_ = arrived.size();  // still waiting, though neither in inbox_ nor in stats_ yet
       cancelled.swap(cancels_);
       if (stop_) {  // everything left is cancelled
         for (const auto& [ticket, request] : arrived) cancelled.push_back(ticket);
@@ -113,12 +116,21 @@ void AsyncEngine::run(std::function<void()> on_worker_start) {
       // A request cancelled before it reached the scheduler still gets its on_done.
       const bool cancelled_early = std::find(cancelled.begin(), cancelled.end(), ticket) != cancelled.end();
       const DoneCallback report_failure = request.on_done;  // submit() consumes the request
+      // Once the scheduler holds it, its stats count it: one count moves from in_transit_ to
+      // stats_ under the lock, so submit() never sees a waiting request in neither.
+      const auto handed_over = [this] {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stats_ = scheduler_.stats();
+        --in_transit_;
+      };
       try {
         const RequestId id = scheduler_.submit(std::move(request));
         submitted_[ticket] = id;
         tickets_[id] = ticket;
+        handed_over();
         if (cancelled_early) scheduler_.cancel(id);
       } catch (...) {
+        handed_over();
         RequestOutcome out;
         out.error = std::current_exception();
         report_failure(std::move(out));

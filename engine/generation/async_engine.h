@@ -46,6 +46,9 @@ class AsyncEngine {
 
  private:
   void run(std::function<void()> on_worker_start);
+  // Requests accepted and not yet in a slot: the inbox, those the worker is handing to the
+  // scheduler, and the scheduler's queue as of stats_. Needs mutex_.
+  size_t waiting_locked() const;
 
   StepModel& model_;
   Scheduler scheduler_;
@@ -56,6 +59,7 @@ class AsyncEngine {
   std::condition_variable idle_;  // the worker has nothing left (for drain)
   std::deque<std::pair<Ticket, Request>> inbox_;
   std::vector<Ticket> cancels_;
+  size_t in_transit_ = 0;  // taken from inbox_, not yet counted by stats_
   Ticket next_ticket_ = 1;
   bool stop_ = false, draining_ = false, worker_idle_ = true;
   SchedulerStats stats_;

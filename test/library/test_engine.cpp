@@ -5,6 +5,7 @@
 #include <eagerlm/eagerlm.h>
 
 #include <atomic>
+#include <chrono>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -111,6 +112,43 @@ TEST_CASE("Engine: cancel ends a request with 'cancelled'; a full queue is kBusy
   GenerateOptions negative_temperature;
   negative_temperature.temperature = -1;
   CHECK_THROWS_AS(engine.submit("x", negative_temperature), Error);
+}
+
+TEST_CASE("Engine: max_queue holds while the worker is taking requests in", "[engine]") {
+  // Submits back to back while the one slot is busy: the worker takes each accepted request from
+  // the inbox and steps; none may be counted in neither place, or a third would get in.
+  EngineSettings settings;
+  settings.max_batch = 1;
+  settings.max_queue = 2;
+  Engine engine(tiny_model(), settings);
+  GenerateOptions long_run;
+  long_run.max_new_tokens = 80;
+  long_run.ignore_eos = true;
+  // Slow tokens keep the slot busy (80 x 3 ms) for far longer than the loop below runs.
+  std::atomic<int> tokens{0};
+  auto running = engine.submit("one", long_run, [&](const TokenEvent&) {
+    ++tokens;
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    return true;
+  });
+  while (tokens == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // it holds the slot
+  std::vector<std::shared_ptr<Engine::Request>> accepted;
+  size_t refused = 0;
+  for (int i = 0; i < 200 && refused < 20; ++i) {
+    try {
+      accepted.push_back(engine.submit("two", long_run));
+    } catch (const Error& e) {
+      REQUIRE(e.code() == ErrorCode::kBusy);
+      ++refused;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  CHECK(accepted.size() == 2);
+  CHECK(refused == 20);
+  running->cancel();
+  for (auto& r : accepted) r->cancel();
+  running->wait();
+  for (auto& r : accepted) r->wait();
 }
 
 TEST_CASE("Generator: n samples, top_logprobs, seeds and timings in the results", "[engine][generator]") {
