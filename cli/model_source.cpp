@@ -17,17 +17,17 @@ void add_model_options(CLI::App& app, ModelFlags& s, bool execution_flags) {
   m->excludes(p);
   app.add_option("--init-seed", s.init_seed, "Seed for --preset (and the default model)")->capture_default_str();
   app.add_option("--device", s.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
-  if (!execution_flags) return;
-  app.add_option("--gemm-math", s.gemm_math,
-                 "Matrix products on CUDA: fp32 (exact FP32), tf32 or bf16 (tensor cores, inputs rounded)")
-      ->check(CLI::IsMember({"fp32", "tf32", "bf16"}))
-      ->capture_default_str();
   app.add_option("--weights", s.weights,
                  "Weight matrices as f32, bf16, f16 or int8 (converted at load; int8: per-block scales, "
                  "docs/formats.md); default: as the checkpoint stores them (random weights: f32)")
       ->check(CLI::IsMember({"f32", "bf16", "f16", "int8"}));
   app.add_option("--kv-type", s.kv_type, "KV cache elements: f32, bf16 or f16 (half the cache bytes)")
       ->check(CLI::IsMember({"f32", "bf16", "f16"}))
+      ->capture_default_str();
+  if (!execution_flags) return;
+  app.add_option("--gemm-math", s.gemm_math,
+                 "Matrix products on CUDA: fp32 (exact FP32), tf32 or bf16 (tensor cores, inputs rounded)")
+      ->check(CLI::IsMember({"fp32", "tf32", "bf16"}))
       ->capture_default_str();
   app.add_flag("--no-cuda-graphs", s.no_cuda_graphs, "On CUDA, launch every decode step's kernels one by one");
 }
@@ -84,14 +84,17 @@ gpt2::LoadedModel load_model(const ModelFlags& s, bool quiet) {
 Model load_api_model(const ModelFlags& s, bool quiet) {
   const Device device = parse_device(s.device);
   ProgressBar bar(s.model_dir.empty() ? "initializing" : "loading", !quiet);
-  const auto progress = [&](size_t d, size_t t) { bar.update(d, t); };
+  LoadOptions options;
+  options.weights = s.weights;
+  options.kv_type = s.kv_type;
+  options.progress = [&](size_t d, size_t t) { bar.update(d, t); };
   if (!s.model_dir.empty()) {
-    Model model = Model::load(s.model_dir, device, progress);
+    Model model = Model::load(s.model_dir, device, options);
     bar.finish();
     return model;
   }
   const std::string preset = s.preset.empty() ? "gpt2" : s.preset;
-  Model model = Model::initialize(preset, parse_u64_flag("--init-seed", s.init_seed), device, progress);
+  Model model = Model::initialize(preset, parse_u64_flag("--init-seed", s.init_seed), device, options);
   bar.finish();
   if (!quiet)
     std::fprintf(stderr, "eagerlm: using %s (random weights: the text is meaningless; -m DIR serves a real model)\n",

@@ -545,6 +545,30 @@ class LimitsAndShutdown(unittest.TestCase):
         self.assertEqual(self.s.proc.wait(30), 0)
 
 
+class WeightTypes(unittest.TestCase):
+    def test_weights_and_kv_type_as_generate(self):
+        # serve loads through the same LoadOptions as generate: the same ids at int8 weights and
+        # a bf16 cache, and other ids than float32 would give (so the flags did take effect).
+        flags = ["--weights", "int8", "--kv-type", "bf16"]
+        s = Server(MODEL_DIR, "--parallel", "2", *flags)
+        try:
+            ref = generate_cli(MODEL_DIR, "Hello world", 12, extra=flags + ["--logprobs"])
+            f32 = generate_cli(MODEL_DIR, "Hello world", 12, extra=["--logprobs"])
+            status, _, body = s.complete(prompt="Hello world", max_tokens=12, temperature=0, return_token_ids=True,
+                                         logprobs=1)
+            self.assertEqual(status, 200, body)
+            self.assertEqual(body["choices"][0]["token_ids"], ref["ids"])
+            got = body["choices"][0]["logprobs"]["token_logprobs"]
+            self.assertEqual(got, ref["logprobs"])
+            self.assertNotEqual(ref["logprobs"], f32["logprobs"])
+        finally:
+            s.kill()
+        out = subprocess.run([EAGERLM, "serve", "-m", MODEL_DIR, "--port", "0", "--weights", "int4"],
+                             capture_output=True, text=True, timeout=60)
+        self.assertEqual(out.returncode, 2, out.stderr)
+        self.assertIn("--weights", out.stderr)
+
+
 class Loading(unittest.TestCase):
     def test_health_is_503_while_loading(self):
         # A preset of 124M parameters takes a while to initialize: /health says so meanwhile.
