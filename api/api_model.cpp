@@ -105,10 +105,15 @@ Model Model::initialize(const std::string& preset_or_config, uint64_t seed, Devi
 }
 
 Model Model::initialize(const ModelConfig& config, uint64_t seed, Device device) {
+  return initialize(config, seed, device, LoadOptions{});
+}
+
+Model Model::initialize(const ModelConfig& config, uint64_t seed, Device device, const LoadOptions& options) {
   gpt2::ModelSource source;
   source.config = library::translate_errors([&] { return library::engine_config(config); });
   source.seed = seed;
-  return Model(load_impl(source, device, {}));
+  library::translate_errors([&] { apply_options(options, source); });
+  return Model(load_impl(source, device, options.progress));
 }
 
 Model Model::from_parameters(const ModelConfig& config, const std::vector<TensorView>& tensors,

@@ -12,6 +12,44 @@ using eagerlm::capi::guarded;
 using eagerlm::capi::require;
 using eagerlm::capi::split_sequences;
 
+namespace {
+eagerlm::LoadOptions load_options(const char* weights, const char* kv_type) {
+  eagerlm::LoadOptions options;
+  if (weights) options.weights = weights;
+  if (kv_type && *kv_type) options.kv_type = kv_type;
+  return options;
+}
+
+// info() gives std::strings; the C API hands out the library's own literals.
+const char* type_literal(const std::string& name) {
+  for (const char* known : {"f32", "bf16", "f16", "int8"})
+    if (name == known) return known;
+  return "";
+}
+
+// The plain and the _as forms, `fn` naming the one called in messages.
+eagerlm_status load_model(const char* fn, const char* directory, eagerlm_device device,
+                          const eagerlm::LoadOptions& options, eagerlm_model** model) {
+  return guarded([&] {
+    require(model, fn, "model");
+    *model = nullptr;
+    require(directory, fn, "directory");
+    *model = new eagerlm_model{eagerlm::Model::load(directory, eagerlm::capi::to_device(device), options)};
+  });
+}
+
+eagerlm_status initialize_model(const char* fn, const char* preset_or_config, uint64_t seed, eagerlm_device device,
+                                const eagerlm::LoadOptions& options, eagerlm_model** model) {
+  return guarded([&] {
+    require(model, fn, "model");
+    *model = nullptr;
+    require(preset_or_config, fn, "preset_or_config");
+    *model = new eagerlm_model{
+        eagerlm::Model::initialize(preset_or_config, seed, eagerlm::capi::to_device(device), options)};
+  });
+}
+}  // namespace
+
 extern "C" {
 
 const char* eagerlm_version(void) { return eagerlm::version(); }
@@ -40,25 +78,42 @@ eagerlm_status eagerlm_set_cpu_threads(int n) {
 }
 
 eagerlm_status eagerlm_model_load(const char* directory, eagerlm_device device, eagerlm_model** model) {
-  return guarded([&] {
-    require(model, "eagerlm_model_load", "model");
-    *model = nullptr;
-    require(directory, "eagerlm_model_load", "directory");
-    *model = new eagerlm_model{eagerlm::Model::load(directory, eagerlm::capi::to_device(device))};
-  });
+  return load_model("eagerlm_model_load", directory, device, {}, model);
+}
+
+eagerlm_status eagerlm_model_load_as(const char* directory, eagerlm_device device, const char* weights,
+                                     const char* kv_type, eagerlm_model** model) {
+  return load_model("eagerlm_model_load_as", directory, device, load_options(weights, kv_type), model);
 }
 
 eagerlm_status eagerlm_model_initialize(const char* preset_or_config, uint64_t seed, eagerlm_device device,
                                         eagerlm_model** model) {
-  return guarded([&] {
-    require(model, "eagerlm_model_initialize", "model");
-    *model = nullptr;
-    require(preset_or_config, "eagerlm_model_initialize", "preset_or_config");
-    *model = new eagerlm_model{eagerlm::Model::initialize(preset_or_config, seed, eagerlm::capi::to_device(device))};
-  });
+  return initialize_model("eagerlm_model_initialize", preset_or_config, seed, device, {}, model);
+}
+
+eagerlm_status eagerlm_model_initialize_as(const char* preset_or_config, uint64_t seed, eagerlm_device device,
+                                           const char* weights, const char* kv_type, eagerlm_model** model) {
+  return initialize_model("eagerlm_model_initialize_as", preset_or_config, seed, device,
+                          load_options(weights, kv_type), model);
 }
 
 void eagerlm_model_free(eagerlm_model* model) { delete model; }
+
+const char* eagerlm_model_weights(const eagerlm_model* model) {
+  try {
+    return model ? type_literal(model->model.info().weights) : "";
+  } catch (...) {
+    return "";
+  }
+}
+
+const char* eagerlm_model_kv_type(const eagerlm_model* model) {
+  try {
+    return model ? type_literal(model->model.info().kv_type) : "";
+  } catch (...) {
+    return "";
+  }
+}
 
 size_t eagerlm_model_vocab_size(const eagerlm_model* model) {
   try {

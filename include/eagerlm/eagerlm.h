@@ -83,10 +83,23 @@ EAGERLM_API eagerlm_status eagerlm_model_load(const char* directory, eagerlm_dev
  * path (or a directory holding one), drawn from `seed` exactly as `eagerlm init` draws them. */
 EAGERLM_API eagerlm_status eagerlm_model_initialize(const char* preset_or_config, uint64_t seed, eagerlm_device device,
                                                     eagerlm_model** model);
+/* The same with the types the model is held in (docs/library.md, "Weight types"): weights
+ * "f32", "bf16", "f16" or "int8" (converted at load), or NULL / "" for as the checkpoint stores
+ * them (random weights: f32); kv_type "f32", "bf16" or "f16", or NULL / "" for f32. Another
+ * name is EAGERLM_ERROR_INVALID_ARGUMENT naming it. */
+EAGERLM_API eagerlm_status eagerlm_model_load_as(const char* directory, eagerlm_device device, const char* weights,
+                                                 const char* kv_type, eagerlm_model** model);
+EAGERLM_API eagerlm_status eagerlm_model_initialize_as(const char* preset_or_config, uint64_t seed,
+                                                       eagerlm_device device, const char* weights,
+                                                       const char* kv_type, eagerlm_model** model);
 EAGERLM_API void eagerlm_model_free(eagerlm_model* model);
 EAGERLM_API size_t eagerlm_model_vocab_size(const eagerlm_model* model);     /* 0 for NULL */
 EAGERLM_API size_t eagerlm_model_context_length(const eagerlm_model* model); /* 0 for NULL */
 EAGERLM_API int32_t eagerlm_model_eos_token_id(const eagerlm_model* model);  /* -1 for NULL */
+/* The types it is held in: "f32", "bf16", "f16" or "int8" (weights), "f32", "bf16" or "f16" (KV
+ * cache); "" for NULL. The strings are the library's and never freed. */
+EAGERLM_API const char* eagerlm_model_weights(const eagerlm_model* model);
+EAGERLM_API const char* eagerlm_model_kv_type(const eagerlm_model* model);
 
 /* Token ids of UTF-8 text (text_size bytes). "<|endoftext|>" is ordinary text unless
  * parse_special is nonzero. Invalid UTF-8 is EAGERLM_ERROR_INVALID_ARGUMENT. */

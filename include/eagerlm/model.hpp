@@ -63,6 +63,7 @@ class EAGERLM_API Model {
 
   // The same for a config given as values.
   static Model initialize(const ModelConfig& config, uint64_t seed = 0, Device device = Device::kCpu);
+  static Model initialize(const ModelConfig& config, uint64_t seed, Device device, const LoadOptions& options);
 
   // A model over weights in the caller's memory, with GPT-2's tokenizer. The tensors are checked
   // as a checkpoint's are (docs/formats.md): names as in a checkpoint (with the "transformer."

@@ -29,6 +29,19 @@ class ModelInfo:
     parameter_count: int
     device: str  #: "cpu" or "cuda"
     source: str  #: the directory, or e.g. "gpt2 initialized from seed 0"
+    weights: str  #: the weight matrices' type: "f32", "bf16", "f16" or "int8"
+    kv_type: str  #: the KV cache's: "f32", "bf16" or "f16"
+
+
+def _load_options(weights: str | None, kv_type: str | None) -> _core.LoadOptions:
+    """LoadOptions from the keyword arguments; the names are checked by the engine (InvalidArgumentError)."""
+    options = _core.LoadOptions()
+    for name, value in (("weights", weights), ("kv_type", kv_type)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name}: expected a type name such as 'bf16', got {type(value).__name__}")
+    options.weights = weights or ""
+    options.kv_type = kv_type or "f32"
+    return options
 
 
 class Model:
@@ -51,33 +64,40 @@ class Model:
         return model
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], device: str = "cpu") -> Model:
+    def load(cls, path: str | os.PathLike[str], device: str = "cpu", *, weights: str | None = None,
+             kv_type: str | None = None) -> Model:
         """Loads a Hugging Face GPT-2 directory.
 
         The directory holds config.json and model.safetensors (or shards listed in
         model.safetensors.index.json), float32, float16 or bfloat16, and its tokenizer files if
         it has any (else GPT-2's built-in vocabulary is used). device: "cpu" or "cuda".
+        weights: "f32", "bf16", "f16" or "int8" to convert the weight matrices at load (default:
+        as the checkpoint stores them); kv_type: "f32" (default), "bf16" or "f16" for the cache.
 
         Raises IoError for a missing path, InvalidFileError for a malformed file (naming the file
-        and the field or tensor), UnsupportedError for "cuda" without a GPU.
+        and the field or tensor), UnsupportedError for "cuda" without a GPU, InvalidArgumentError
+        for an unknown type name.
         """
-        return cls._wrap(_core.Model.load(os.fspath(path), device))
+        return cls._wrap(_core.Model.load(os.fspath(path), device, _load_options(weights, kv_type)))
 
     @classmethod
-    def initialize(cls, preset_or_config: ConfigLike = "gpt2", seed: int = 0, device: str = "cpu") -> Model:
+    def initialize(cls, preset_or_config: ConfigLike = "gpt2", seed: int = 0, device: str = "cpu", *,
+                   weights: str | None = None, kv_type: str | None = None) -> Model:
         """A model with fresh random weights, the same as `eagerlm init --seed SEED` draws.
 
         preset_or_config: "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", a config.json path
         (or a directory holding one), or a dict of config.json fields. Hugging Face's
-        initialization, drawn with JAX's random numbers. GPT-2's tokenizer.
+        initialization, drawn with JAX's random numbers. GPT-2's tokenizer. weights and
+        kv_type as for Model.load (random weights are drawn in float32, then converted).
         """
         seed = _seed(seed)
+        options = _load_options(weights, kv_type)
         if isinstance(preset_or_config, Mapping):
-            return cls._wrap(_core.Model.initialize(resolve_config(preset_or_config), seed, device))
+            return cls._wrap(_core.Model.initialize(resolve_config(preset_or_config), seed, device, options))
         if not isinstance(preset_or_config, (str, os.PathLike)):
             raise TypeError(f"preset_or_config: expected a preset name, a path or a dict, "
                             f"got {type(preset_or_config).__name__}")
-        return cls._wrap(_core.Model.initialize(os.fspath(preset_or_config), seed, device))
+        return cls._wrap(_core.Model.initialize(os.fspath(preset_or_config), seed, device, options))
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any], config: ConfigLike, device: str = "cpu") -> Model:
@@ -104,10 +124,11 @@ class Model:
 
     @property
     def info(self) -> ModelInfo:
-        """Layers, width, heads, context length, vocabulary, eos id, parameter count, device, source."""
+        """Layers, width, heads, context length, vocabulary, eos id, parameter count, device, source,
+        weight and KV cache types."""
         i = self._native.info()
         return ModelInfo(i.n_layer, i.n_embd, i.n_head, i.context_length, i.vocab_size, i.eos_token_id,
-                         i.parameter_count, i.device, i.source)
+                         i.parameter_count, i.device, i.source, i.weights, i.kv_type)
 
     def tokenize(self, text: str, *, parse_special: bool = False) -> list[int]:
         """GPT-2 byte-level BPE ids of `text`; "<|endoftext|>" is plain text unless parse_special."""

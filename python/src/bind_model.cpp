@@ -69,33 +69,41 @@ void bind_model(nb::module_& m) {
       .def_ro("eos_token_id", &ModelInfo::eos_token_id)
       .def_ro("parameter_count", &ModelInfo::parameter_count)
       .def_prop_ro("device", [](const ModelInfo& i) { return std::string(device_name(i.device)); })
-      .def_ro("source", &ModelInfo::source);
+      .def_ro("source", &ModelInfo::source)
+      .def_ro("weights", &ModelInfo::weights)
+      .def_ro("kv_type", &ModelInfo::kv_type);
+
+  // Weight and cache types only: progress reporting stays on the C++ side.
+  nb::class_<LoadOptions>(m, "LoadOptions", "How a model is held (eagerlm::LoadOptions): weight and KV cache types.")
+      .def(nb::init<>())
+      .def_rw("weights", &LoadOptions::weights)
+      .def_rw("kv_type", &LoadOptions::kv_type);
 
   nb::class_<Model>(m, "Model", "A GPT-2 model with its tokenizer (eagerlm::Model): a handle to immutable weights.")
       .def_static(
           "load",
-          [](const std::string& directory, const std::string& device) {
+          [](const std::string& directory, const std::string& device, const LoadOptions& options) {
             const Device d = parse_device(device);
             nb::gil_scoped_release release;
-            return Model::load(directory, d);
+            return Model::load(directory, d, options);
           },
-          nb::arg("directory"), nb::arg("device") = "cpu")
+          nb::arg("directory"), nb::arg("device") = "cpu", nb::arg("options") = LoadOptions{})
       .def_static(
           "initialize",
-          [](const std::string& preset_or_config, uint64_t seed, const std::string& device) {
+          [](const std::string& preset_or_config, uint64_t seed, const std::string& device, const LoadOptions& options) {
             const Device d = parse_device(device);
             nb::gil_scoped_release release;
-            return Model::initialize(preset_or_config, seed, d);
+            return Model::initialize(preset_or_config, seed, d, options);
           },
-          nb::arg("preset_or_config"), nb::arg("seed") = 0, nb::arg("device") = "cpu")
+          nb::arg("preset_or_config"), nb::arg("seed") = 0, nb::arg("device") = "cpu", nb::arg("options") = LoadOptions{})
       .def_static(
           "initialize",
-          [](const ModelConfig& config, uint64_t seed, const std::string& device) {
+          [](const ModelConfig& config, uint64_t seed, const std::string& device, const LoadOptions& options) {
             const Device d = parse_device(device);
             nb::gil_scoped_release release;
-            return Model::initialize(config, seed, d);
+            return Model::initialize(config, seed, d, options);
           },
-          nb::arg("config"), nb::arg("seed") = 0, nb::arg("device") = "cpu")
+          nb::arg("config"), nb::arg("seed") = 0, nb::arg("device") = "cpu", nb::arg("options") = LoadOptions{})
       .def_static("from_parameters", &from_parameters, nb::arg("config"), nb::arg("tensors"), nb::arg("device") = "cpu")
       .def("info", &Model::info)
       .def(

@@ -94,6 +94,45 @@ TEST_CASE("C: loading reports bad paths, malformed files and bad devices", "[lib
   CHECK(m == nullptr);
 }
 
+TEST_CASE("C: weight and cache types at load, as the C++ API holds them", "[library][c]") {
+  eagerlm::test::TempDir dir;
+  eagerlm::test::write_file((dir / "config.json"), eagerlm::test::tiny_config_json());
+  const std::string config = (dir / "config.json");
+  eagerlm::LoadOptions options;
+  options.weights = "int8";
+  options.kv_type = "bf16";
+  const eagerlm::Model want = eagerlm::Model::initialize(config, 7, eagerlm::Device::kCpu, options);
+
+  eagerlm_model* m = nullptr;
+  REQUIRE(eagerlm_model_initialize_as(config.c_str(), 7, EAGERLM_DEVICE_CPU, "int8", "bf16", &m) == EAGERLM_OK);
+  CHECK(std::string(eagerlm_model_weights(m)) == "int8");
+  CHECK(std::string(eagerlm_model_kv_type(m)) == "bf16");
+  const int32_t ids[] = {464, 3290, 318};
+  const size_t lengths[] = {3};
+  size_t count = 0;
+  std::vector<float> logits(3 * 50257);
+  REQUIRE(eagerlm_logits(m, ids, lengths, 1, logits.data(), logits.size(), &count) == EAGERLM_OK);
+  CHECK(logits == want.logits({464, 3290, 318}));
+  CHECK(logits != eagerlm::test::tiny_model().logits({464, 3290, 318}));  // int8 took effect
+  eagerlm_model_free(m);
+
+  // NULL and "" mean the defaults: f32 for random weights and for the cache.
+  REQUIRE(eagerlm_model_initialize_as(config.c_str(), 7, EAGERLM_DEVICE_CPU, nullptr, "", &m) == EAGERLM_OK);
+  CHECK(std::string(eagerlm_model_weights(m)) == "f32");
+  CHECK(std::string(eagerlm_model_kv_type(m)) == "f32");
+  eagerlm_model_free(m);
+  CHECK(std::string(eagerlm_model_weights(nullptr)).empty());
+  CHECK(std::string(eagerlm_model_kv_type(nullptr)).empty());
+
+  CHECK_FAILS(eagerlm_model_initialize_as(config.c_str(), 7, EAGERLM_DEVICE_CPU, "int4", nullptr, &m),
+              EAGERLM_ERROR_INVALID_ARGUMENT, "int4");
+  CHECK(m == nullptr);
+  CHECK_FAILS(eagerlm_model_load_as(dir.path().c_str(), EAGERLM_DEVICE_CPU, nullptr, "f64", &m),
+              EAGERLM_ERROR_INVALID_ARGUMENT, "kv_type");
+  CHECK_FAILS(eagerlm_model_load_as(nullptr, EAGERLM_DEVICE_CPU, "bf16", nullptr, &m),
+              EAGERLM_ERROR_INVALID_ARGUMENT, "eagerlm_model_load_as");
+}
+
 TEST_CASE("C: bad options are refused by name, leaving the options as they were", "[library][c]") {
   Handles h;
   REQUIRE(eagerlm_options_create(&h.options) == EAGERLM_OK);

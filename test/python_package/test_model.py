@@ -37,9 +37,9 @@ def test_tokenize_and_detokenize_match_the_cli(text_model, cli):
     assert text_model.detokenize(cut).endswith("\ufffd")
 
 
-def dump_logits(model_dir, prompts, tmp_path):
+def dump_logits(model_dir, prompts, tmp_path, flags=()):
     out = tmp_path / "logits.npy"
-    run([binary("eagerlm-dump-logits"), model_dir, out, *[",".join(map(str, p)) for p in prompts]])
+    run([binary("eagerlm-dump-logits"), model_dir, out, *flags, *[",".join(map(str, p)) for p in prompts]])
     rows = np.load(out)
     return np.split(rows, np.cumsum([len(p) for p in prompts])[:-1])
 
@@ -62,6 +62,32 @@ def test_logits_are_the_dump_tools_bit_for_bit(odd_model, odd_model_dir, text_mo
         assert np.array_equal(odd_model.logits(np.array(prompt, dtype=np.int32)), alone)
     ids = text_model.tokenize(TEXT)
     assert np.array_equal(text_model.logits(ids), dump_logits(text_model_dir, [ids], tmp_path)[0])
+
+
+@pytest.mark.parametrize("weights, kv_type", [("bf16", "f16"), ("f16", None), ("f32", "bf16")])
+def test_weight_and_cache_types_as_the_dump_tool_holds_them(text_model, text_model_dir, tmp_path, weights, kv_type):
+    model = eagerlm.Model.load(text_model_dir, weights=weights, kv_type=kv_type)
+    assert (model.info.weights, model.info.kv_type) == (weights, kv_type or "f32")
+    assert (text_model.info.weights, text_model.info.kv_type) == ("f32", "f32")
+    ids = text_model.tokenize(TEXT)
+    flags = ["--weights", weights] + (["--kv-type", kv_type] if kv_type else [])
+    want = dump_logits(text_model_dir, [ids], tmp_path, flags)[0]
+    assert np.array_equal(model.logits(ids), want)
+    assert not np.array_equal(want, text_model.logits(ids))  # the types took effect
+    fresh = eagerlm.Model.initialize(TEXT_CONFIG, seed=21, weights=weights, kv_type=kv_type)
+    assert np.array_equal(fresh.logits(ids), want)  # the checkpoint was written from seed 21
+
+
+def test_unknown_weight_types_are_refused_by_name(text_model_dir):
+    with pytest.raises(eagerlm.InvalidArgumentError, match="weights.*int4"):
+        eagerlm.Model.load(text_model_dir, weights="int4")
+    with pytest.raises(eagerlm.InvalidArgumentError, match="kv_type.*int8"):
+        eagerlm.Model.initialize(ODD_CONFIG, kv_type="int8")
+    with pytest.raises(TypeError, match="weights"):
+        eagerlm.Model.load(text_model_dir, weights=16)
+    # int8 blocks are 32 inputs: this model's 48-wide matrices cannot be held so, and it says why.
+    with pytest.raises(eagerlm.InvalidArgumentError, match="wte.weight.*multiple of 32"):
+        eagerlm.Model.load(text_model_dir, weights="int8")
 
 
 def test_initialize_gives_the_weights_eagerlm_init_writes(odd_model, odd_model_dir):
