@@ -45,6 +45,13 @@ ApiError::ApiError(int status_, const std::string& message, std::string param_, 
       code(std::move(code_)),
       type(type_for(status_, type_)) {}
 
+std::string client_text(std::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;  // not inside a character
+  return std::string(text.substr(0, cut)) + "...";
+}
+
 ApiError invalid_field(const std::string& param, const std::string& message, std::string code) {
   return ApiError(400, message, param, std::move(code));
 }

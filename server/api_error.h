@@ -6,6 +6,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace eagerlm::server {
 
@@ -22,6 +23,10 @@ struct ApiError : std::runtime_error {
 
 // 400 naming the request field `param`.
 ApiError invalid_field(const std::string& param, const std::string& message, std::string code = {});
+
+// Client text a message quotes (a field name, a model name, a URL): cut after max_bytes, at a
+// character boundary, with "..." appended. (ApiError escapes its control bytes.)
+std::string client_text(std::string_view text, size_t max_bytes = 80);
 
 // The JSON body of an error response.
 std::string error_body(int status, const std::string& message, const std::string& param = {},

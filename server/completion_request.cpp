@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/core/text.h"
 #include "server/api_error.h"
 #include "server/json_body.h"
 
@@ -176,7 +175,7 @@ CompletionRequest parse_completion_request(const nlohmann::json& body, const Ser
   const std::optional<std::string> name = f.string("model");
   if (!name) throw invalid_field("model", "model is required (this server serves \"" + served.id + "\")");
   if (*name != served.id)
-    throw ApiError(404, "the model \"" + escape_for_message(*name) + "\" does not exist: this server serves \"" + served.id + "\"", "model",
+    throw ApiError(404, "the model \"" + client_text(*name) + "\" does not exist: this server serves \"" + served.id + "\"", "model",
                    "model_not_found");
   r.model = *name;
 

@@ -3,8 +3,6 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/core/text.h"
-
 namespace eagerlm::server {
 
 namespace {
@@ -153,7 +151,7 @@ void Fields::reject_unknown() const {
   for (const auto& [key, value] : object_.items())
     if (!read_.count(key))
       // The name is the client's: escaped and cut (fuzz/completion_request_fuzz sent a newline).
-      throw invalid_field(path(key), "unrecognized request argument supplied: " + escape_for_message(path(key)));
+      throw invalid_field(path(key), "unrecognized request argument supplied: " + client_text(path(key)));
 }
 
 }  // namespace eagerlm::server

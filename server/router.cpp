@@ -3,7 +3,6 @@
 #include <chrono>
 #include <string>
 
-#include "engine/core/text.h"
 #include "server/api_error.h"
 #include "server/chat.h"
 #include "server/completion_format.h"
@@ -167,7 +166,7 @@ void install_routes(HttpServer& http, Service& s) {
                           {}, "request_timeout"));
       HttpServer::close_after_response();
     } else if (res.status == 404) {
-      reply(res, ApiError(404, "unknown request URL: " + escape_for_message(req.method) + " " + escape_for_message(req.path), {}, "unknown_url"));
+      reply(res, ApiError(404, "unknown request URL: " + client_text(req.method) + " " + client_text(req.path), {}, "unknown_url"));
     } else {
       reply(res, ApiError(res.status, "malformed HTTP request (status " + std::to_string(res.status) + ")"));
       HttpServer::close_after_response();
