@@ -113,6 +113,17 @@ void AsyncEngine::run(std::function<void()> on_worker_start) {
         }
         if (done) done(std::move(out));
       };
+      // A request holds its slot by its first token: whoever sees that token sees stats that no
+      // longer count it as waiting (the step that admitted it has not published them yet).
+      if (request.on_token)
+        request.on_token = [this, first = true, token = std::move(request.on_token)](const StreamEvent& e) mutable {
+          if (first) {
+            first = false;
+            std::lock_guard<std::mutex> lock(mutex_);
+            stats_ = scheduler_.stats();
+          }
+          return token(e);
+        };
       // A request cancelled before it reached the scheduler still gets its on_done.
       const bool cancelled_early = std::find(cancelled.begin(), cancelled.end(), ticket) != cancelled.end();
       const DoneCallback report_failure = request.on_done;  // submit() consumes the request
