@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <chrono>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -156,17 +158,21 @@ TEST_CASE("a full cache queues requests first come, first served; max_queue refu
   Scheduler s(model, tokenizer(), options);
   std::vector<std::vector<GenerationResult>> got(5);
   std::vector<int> order;
+  using Clock = std::chrono::steady_clock;
+  std::optional<Clock::time_point> first_done;
   for (int k = 0; k < 5; ++k) {
     Request r;
     r.prompt = {int32_t(10 + k), 5, 6};
     r.options.max_new_tokens = 6;
     r.options.eos_id = 999;
     r.on_done = [&, k](RequestOutcome&& o) {
+      if (!first_done) first_done = Clock::now();
       got[size_t(k)] = std::move(o.results);
       order.push_back(k);
     };
     s.submit(std::move(r));
   }
+  const Clock::time_point all_submitted = Clock::now();
   CHECK(s.stats().queued == 5);  // nothing admitted before the first step
   Request sixth;
   sixth.prompt = {1};
@@ -187,7 +193,11 @@ TEST_CASE("a full cache queues requests first come, first served; max_queue refu
     REQUIRE(got[size_t(k)].size() == 1);
     CHECK(got[size_t(k)][0].ids.size() == 6);
   }
-  CHECK(got[4][0].timings.queued_ms >= got[0][0].timings.queued_ms);
+  // Requests 2-4 waited for a slot: submitted before all_submitted, admitted no earlier than the
+  // step after the first request finished (timings from one steady clock, so this is exact).
+  REQUIRE(first_done);
+  const double least_wait = std::chrono::duration<double, std::milli>(*first_done - all_submitted).count();
+  for (int k = 2; k < 5; ++k) CHECK(got[size_t(k)][0].timings.queued_ms >= least_wait);
 }
 
 TEST_CASE("cancelling mid-prefill frees the slot at once, and the next request runs", "[scheduler][cancel]") {
