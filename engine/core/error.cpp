@@ -2,6 +2,34 @@
 
 namespace eagerlm {
 
+namespace {
+// Control bytes as C escapes; everything else (UTF-8 included) as it is.
+std::string one_line(const std::string& message) {
+  static const char hex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(message.size());
+  for (const char c : message) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b >= 0x20 && b != 0x7f) {
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else {
+      out += "\\x";
+      out += hex[b >> 4];
+      out += hex[b & 15];
+    }
+  }
+  return out;
+}
+}  // namespace
+
+Error::Error(ErrorCode code, const std::string& message) : std::runtime_error(one_line(message)), code_(code) {}
+
 Error::~Error() = default;
 
 const char* error_code_name(ErrorCode code) {

@@ -15,6 +15,8 @@ namespace eagerlm {
 std::string escape_for_message(std::string_view text, size_t max_bytes = 80);
 
 // escape_for_message(text) in single quotes: how messages quote a name from a file.
-inline std::string quoted_text(std::string_view text) { return "'" + escape_for_message(text) + "'"; }
+inline std::string quoted_text(std::string_view text, size_t max_bytes = 80) {
+  return "'" + escape_for_message(text, max_bytes) + "'";
+}
 
 }  // namespace eagerlm

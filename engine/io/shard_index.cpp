@@ -119,14 +119,15 @@ std::string locate_shard(const std::string& dir, const std::string& allowed_root
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     const int err = errno;
-    if (err == ENOENT) fail(where + " is missing: no file " + path);
-    throw_error(ErrorCode::kIo, where + ": cannot access " + path + ": " + std::strerror(err));
+    // `path` ends in the index's own text: quoted, escaped and cut like every name from a file.
+    if (err == ENOENT) fail(where + " is missing: no file " + quoted_text(path, 160));
+    throw_error(ErrorCode::kIo, where + ": cannot access " + quoted_text(path, 160) + ": " + std::strerror(err));
   }
   const std::optional<std::string> real = real_path(path);
-  if (!real) throw_error(ErrorCode::kIo, where + ": cannot resolve " + path);
+  if (!real) throw_error(ErrorCode::kIo, where + ": cannot resolve " + quoted_text(path, 160));
   if (!is_within(*real, allowed_root))
-    fail(where + " resolves to " + *real + ", outside the model directory " + allowed_root);
-  if (!S_ISREG(st.st_mode)) fail(where + ": " + path + " is not a regular file");
+    fail(where + " resolves to " + quoted_text(*real, 160) + ", outside the model directory " + allowed_root);
+  if (!S_ISREG(st.st_mode)) fail(where + ": " + quoted_text(path, 160) + " is not a regular file");
   return path;
 }
 

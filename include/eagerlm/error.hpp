@@ -26,7 +26,9 @@ EAGERLM_API const char* error_code_name(ErrorCode code);
 
 class EAGERLM_API Error : public std::runtime_error {
  public:
-  Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  // what() is one line whatever the message quotes (a name from a malformed file, say): its
+  // control characters are written as escapes (\n, \t, \x1b).
+  Error(ErrorCode code, const std::string& message);
   ~Error() override;  // defined in the library: one vtable and type_info for every module
   ErrorCode code() const noexcept { return code_; }
 

@@ -191,6 +191,21 @@ TEST_CASE("index shard paths must stay inside the model directory (row 13)", "[i
                  },
                  ErrorCode::kInvalidFile),
              Catch::Contains("empty shard name for tensor 'a'"));
+  // A name with a newline and a terminal escape (found by fuzz/shard_index_fuzz): one line, escaped.
+  const std::string odd = broken_directory_error(
+      [](const TempDir& dir, const TempDir&) {
+        set_index(dir, {{"a", "x../outside.safet\nsors\x1b[2J"}, {"b", kShard1}, {"c", kShard2}});
+      },
+      ErrorCode::kInvalidFile);
+  CHECK(odd.find('\n') == std::string::npos);
+  CHECK(odd.find('\x1b') == std::string::npos);
+  CHECK_THAT(odd, Catch::Contains("outside.safet\\nsors\\x1b[2J") && Catch::Contains("is missing"));
+}
+
+TEST_CASE("every eagerlm::Error is one line: control characters become escapes", "[io][errors]") {
+  const Error e(ErrorCode::kInvalidFile, "a\nb\tc\rd\x01" "e\x7f f \xc3\xa9");
+  CHECK(std::string(e.what()) == "a\\nb\\tc\\rd\\x01e\\x7f f \xc3\xa9");  // UTF-8 stays as it is
+  CHECK(e.code() == ErrorCode::kInvalidFile);
 }
 
 TEST_CASE("index and shards must agree exactly (row 14)", "[io][checkpoint]") {
