@@ -1,23 +1,36 @@
 #include "cli/interrupt.h"
 
 #include <signal.h>
-
-#include <atomic>
+#include <time.h>
 
 namespace eagerlm::cli {
 
 namespace {
 
 volatile sig_atomic_t g_signal = 0;
+timespec g_first_at{};  // when the first signal came, to tell a second request from one sent twice
 struct sigaction g_previous_int, g_previous_term;
 
+// timeout(1) signals its child and then the child's whole process group, so one request can
+// arrive twice a few microseconds apart; a person pressing Ctrl-C again takes longer than this.
+// (server/lifecycle.cpp applies the same rule.)
+constexpr long kSameRequestWithinNs = 250'000'000;
+
+long elapsed_ns(const timespec& from, const timespec& to) {
+  return (to.tv_sec - from.tv_sec) * 1'000'000'000L + (to.tv_nsec - from.tv_nsec);
+}
+
 void on_signal(int signum) {
-  if (g_signal != 0) {  // the second one: the default action, now
-    signal(signum, SIG_DFL);
-    raise(signum);
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);  // async-signal-safe
+  if (g_signal == 0) {
+    g_first_at = now;
+    g_signal = signum;
     return;
   }
-  g_signal = signum;
+  if (signum == g_signal && elapsed_ns(g_first_at, now) < kSameRequestWithinNs) return;
+  signal(signum, SIG_DFL);  // a second request: the default action, now
+  raise(signum);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // SIGINT and SIGTERM while a command generates: the first one only sets a flag, which the command
 // polls between tokens, so it can stop and print what it has (valid JSON included) and exit with
 // 128 + the signal's number; a second one ends the process at once, as the default action would.
+// The same signal within 250 ms of the first counts as the first one delivered twice
+// (timeout(1) sends it to the child and to its process group).
 #pragma once
 
 namespace eagerlm::cli {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -47,18 +48,26 @@ void Lifecycle::watch_signals() {
   sigaction(SIGTERM, &sa, &previous_term_);
   watching_ = true;
   watcher_ = std::thread([this] {
+    // timeout(1) signals its child and then the child's process group: one request can arrive
+    // twice at once, so the same signal within 250 ms of the first is not a second request
+    // (cli/interrupt.cpp applies the same rule).
+    constexpr auto kSameRequestWithin = std::chrono::milliseconds(250);
     int received = 0;
+    std::chrono::steady_clock::time_point received_at;
     while (watching_) {
       pollfd p{pipe_[0], POLLIN, 0};
       if (::poll(&p, 1, 100) <= 0) continue;  // re-check watching_ every 100 ms
       unsigned char byte = 0;
       if (::read(pipe_[0], &byte, 1) != 1) continue;
       const int sig = byte;
+      const auto now = std::chrono::steady_clock::now();
+      if (received == sig && now - received_at < kSameRequestWithin) continue;
       if (received != 0) {
         std::fprintf(stderr, "eagerlm: second signal (%d): exiting now\n", sig);
         std::_Exit(128 + sig);
       }
       received = sig;
+      received_at = now;
       std::fprintf(stderr, "eagerlm: signal %d: draining (a second signal exits at once)\n", sig);
       request_stop(sig);
     }

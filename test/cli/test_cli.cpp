@@ -196,6 +196,28 @@ TEST_CASE("SIGINT and SIGTERM during generate --json print what exists and exit 
   }
 }
 
+TEST_CASE("one signal delivered twice at once is one request; output stays whole", "[cli][signals]") {
+  // timeout(1) signals its child and then the child's process group: a handler that took the
+  // second delivery for a second Ctrl-C used to die without printing, now and then (CI saw it).
+  // Here the two come 10 ms apart, so they never merge into one pending signal.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    INFO("attempt " << attempt);
+    const std::string cmd = "sh -c '" + std::string(EAGERLM_BINARY_DIR) +
+                            "/bin/eagerlm generate --preset gpt2 -p Hello -n 1000 --ignore-eos --json & "
+                            "p=$!; sleep 2; kill -INT $p; sleep 0.01; kill -INT $p; wait $p; exit $?'";
+    FILE* pipe = ::popen(cmd.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    std::string out;
+    std::array<char, 4096> buf{};
+    for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0;) out.append(buf.data(), n);
+    const int code = ::pclose(pipe);
+    CHECK(WIFEXITED(code));
+    CHECK(WEXITSTATUS(code) == 130);
+    REQUIRE_NOTHROW(json::parse(out));
+    CHECK(json::parse(out)["results"][0]["finish_reason"] == "interrupted");
+  }
+}
+
 TEST_CASE("info refuses a tokenizer file that exists but cannot be read", "[cli][errors]") {
   const fs::path dir = fs::temp_directory_path() / ("eagerlm-cli-dangling-" + std::to_string(getpid()));
   fs::create_directories(dir);

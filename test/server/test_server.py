@@ -526,6 +526,9 @@ class LimitsAndShutdown(unittest.TestCase):
 
     def test_sigterm_drains(self):
         t, out = self.start_long_stream(300)
+        # Sent twice 10 ms apart, as timeout(1) does (child, then its process group): one request.
+        self.s.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.01)
         self.s.proc.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + 10
         status = None
@@ -543,6 +546,15 @@ class LimitsAndShutdown(unittest.TestCase):
         finish = [json.loads(x[6:])["choices"][0]["finish_reason"] for x in out["lines"][:-1]]
         self.assertEqual(finish[-1], "length")
         self.assertEqual(self.s.proc.wait(30), 0)
+
+    def test_second_signal_exits_at_once(self):
+        t, out = self.start_long_stream(2040)  # ~1.5 s here
+        self.s.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.3)  # past the 250 ms in which a repeat is the same request
+        self.s.proc.send_signal(signal.SIGTERM)
+        self.assertEqual(self.s.proc.wait(30), 128 + signal.SIGTERM)
+        t.join(60)
+        self.assertNotEqual(out["lines"][-1:], ["data: [DONE]"])
 
 
 class WeightTypes(unittest.TestCase):
