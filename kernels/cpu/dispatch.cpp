@@ -189,6 +189,16 @@ void fill_normal(rng::Key key, float stddev, DType dtype, void* out, int64_t n, 
   active().fill_normal(key, stddev, dtype, out, n, first_index);
 }
 void fill_constant(float value, DType dtype, void* out, int64_t n) { active().fill_constant(value, dtype, out, n); }
+void fill_random_bits32(rng::Key key, uint32_t* out, int64_t n, uint64_t first_index) {
+  active().fill_random_bits32(key, out, n, first_index);
+}
+void fill_erfinv_scaled_f32(rng::Key key, float scale, float* out, int64_t n, uint64_t first_index) {
+  active().fill_erfinv_scaled_f32(key, scale, out, n, first_index);
+}
+void erf_inv_f32(const float* in, float* out, int64_t n) { active().erf_inv_f32(in, out, n); }
+void fma_f32(const float* a, const float* b, const float* c, float* out, int64_t n) {
+  active().fma_f32(a, b, c, out, n);
+}
 float read_sum(const float* data, int64_t n, int threads) { return active().read_sum(data, n, threads); }
 double fma_flops(int64_t iterations, int threads) { return active().fma_flops(iterations, threads); }
 

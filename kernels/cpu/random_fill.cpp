@@ -52,7 +52,9 @@ constexpr uint32_t kPassElements = 1024;
 // one loop doing everything: the single loop needs more live values than there are vector
 // registers and spills, so the split is about 25% faster. Values are the same either way (every
 // pass computes the same per-element functions).
-void normal_run(Key key, float stddev, float* out, uint32_t hi, uint32_t lo, uint32_t count) {
+// `finish` turns erfinv(u) into the stored value (times sqrt(2), times the scale).
+template <typename Finish>
+void normal_run(Key key, const Finish& finish, float* out, uint32_t hi, uint32_t lo, uint32_t count) {
   alignas(64) uint32_t bits[kPassElements];
   alignas(64) float u[kPassElements];
   alignas(64) float w[kPassElements];
@@ -71,29 +73,50 @@ void normal_run(Key key, float stddev, float* out, uint32_t hi, uint32_t lo, uin
     }
     float* const dst = out + base;
 #pragma omp simd aligned(u, w : 64)
-    for (uint32_t j = 0; j < m; ++j) dst[j] = scaled_normal_from_erfinv(erfinv_from_w(u[j], w[j]), stddev);
+    for (uint32_t j = 0; j < m; ++j) dst[j] = finish(erfinv_from_w(u[j], w[j]));
   }
 }
 
 // Fills out[0, n) with elements first_index .. first_index + n - 1, one run per 2^32 block.
-void normal_range(Key key, float stddev, float* out, uint64_t first_index, int64_t n) {
+template <typename Finish>
+void normal_range(Key key, const Finish& finish, float* out, uint64_t first_index, int64_t n) {
   while (n > 0) {
     const uint32_t hi = uint32_t(first_index >> 32), lo = uint32_t(first_index);
     const uint64_t left_in_block = (uint64_t{1} << 32) - lo;  // the high word changes after these
     const uint32_t count = uint32_t(std::min({uint64_t(n), left_in_block, uint64_t{1} << 31}));
-    normal_run(key, stddev, out, hi, lo, count);
+    normal_run(key, finish, out, hi, lo, count);
     out += count;
     first_index += count;
     n -= int64_t(count);
   }
 }
 
+// jax.random.normal's last steps as written: sqrt(2)·erfinv(u), then `* stddev`.
+struct TimesSqrt2ThenStddev {
+  float stddev;
+  float operator()(float erfinv_u) const { return scaled_normal_from_erfinv(erfinv_u, stddev); }
+};
+
+// erfinv(u)·scale in one rounding: what XLA makes of `normal(key, shape) * c` inside a jit
+// (its algebraic simplifier folds sqrt(2)·c into one constant).
+struct TimesScale {
+  float scale;
+  float operator()(float erfinv_u) const { return fp::mul(erfinv_u, scale); }
+};
+
 }  // namespace
 
 void fill_normal_f32(Key key, float stddev, float* out, int64_t n, uint64_t first_index) {
   if (n <= 0) return;
   parallel_ranges(n, [&](int64_t begin, int64_t end) {
-    normal_range(key, stddev, out + begin, first_index + uint64_t(begin), end - begin);
+    normal_range(key, TimesSqrt2ThenStddev{stddev}, out + begin, first_index + uint64_t(begin), end - begin);
+  });
+}
+
+void fill_erfinv_scaled_f32(Key key, float scale, float* out, int64_t n, uint64_t first_index) {
+  if (n <= 0) return;
+  parallel_ranges(n, [&](int64_t begin, int64_t end) {
+    normal_range(key, TimesScale{scale}, out + begin, first_index + uint64_t(begin), end - begin);
   });
 }
 
@@ -107,8 +130,29 @@ void fill_normal(Key key, float stddev, DType dtype, void* out, int64_t n, uint6
     alignas(64) float block[kBlock];
     for (int64_t i = begin; i < end; i += kBlock) {
       const int64_t count = std::min(kBlock, end - i);
-      normal_range(key, stddev, block, first_index + uint64_t(i), count);
+      normal_range(key, TimesSqrt2ThenStddev{stddev}, block, first_index + uint64_t(i), count);
       cpu::convert_from_f32(block, dtype, dst + 2 * i, count);  // the dispatched entry point
+    }
+  });
+}
+
+void fill_random_bits32(Key key, uint32_t* out, int64_t n, uint64_t first_index) {
+  if (n <= 0) return;
+  parallel_ranges(n, [&](int64_t begin, int64_t end) {
+    uint64_t index = first_index + uint64_t(begin);
+    for (int64_t i = begin; i < end;) {
+      // The counter's high word is constant within the run: the loop is 32-bit arithmetic only.
+      const uint32_t hi = uint32_t(index >> 32), lo = uint32_t(index);
+      const uint64_t left_in_block = (uint64_t{1} << 32) - lo;
+      const int64_t count = int64_t(std::min<uint64_t>(uint64_t(end - i), left_in_block));
+      uint32_t* const dst = out + i;
+#pragma omp simd
+      for (int64_t j = 0; j < count; ++j) {
+        const Block b = threefry2x32(key, {hi, lo + uint32_t(j)});
+        dst[j] = b.x0 ^ b.x1;
+      }
+      i += count;
+      index += uint64_t(count);
     }
   });
 }
