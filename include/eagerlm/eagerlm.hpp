@@ -9,5 +9,6 @@
 #include "engine.hpp"
 #include "error.hpp"
 #include "generator.hpp"
+#include "jax_primitives.hpp"
 #include "model.hpp"
 #include "parameters.hpp"
