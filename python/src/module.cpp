@@ -9,4 +9,5 @@ NB_MODULE(_core, m) {
   eagerlm::python::bind_model(m);
   eagerlm::python::bind_generator(m);
   eagerlm::python::bind_engine(m);
+  eagerlm::python::bind_jax(m);
 }
