@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "eagerlm/error.hpp"
+
 namespace eagerlm::server {
 
 namespace {
@@ -12,34 +14,12 @@ std::string type_for(int status, const std::string& type) {
 }
 nlohmann::json null_if_empty(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
 
-// Every message is one line, whatever client text it quotes: control bytes become C escapes.
-// (Quoting sites also cut long client text; this is the guarantee for all of them.)
-std::string one_line(const std::string& message) {
-  static const char hex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(message.size());
-  for (const char c : message) {
-    const auto b = static_cast<unsigned char>(c);
-    if (b >= 0x20 && b != 0x7f) {
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else {
-      out += "\\x";
-      out += hex[b >> 4];
-      out += hex[b & 15];
-    }
-  }
-  return out;
-}
 }  // namespace
 
 ApiError::ApiError(int status_, const std::string& message, std::string param_, std::string code_, std::string type_)
-    : std::runtime_error(one_line(message)),
+    // One line whatever client text it quotes (quoting sites also cut long text; this is the
+    // guarantee for all of them): the library's rule for its own errors.
+    : std::runtime_error(one_line_message(message)),
       status(status_),
       param(std::move(param_)),
       code(std::move(code_)),

@@ -2,9 +2,8 @@
 
 namespace eagerlm {
 
-namespace {
-// Control bytes as C escapes; everything else (UTF-8 included) as it is.
-std::string one_line(const std::string& message) {
+
+std::string one_line_message(const std::string& message) {
   static const char hex[] = "0123456789abcdef";
   std::string out;
   out.reserve(message.size());
@@ -26,9 +25,9 @@ std::string one_line(const std::string& message) {
   }
   return out;
 }
-}  // namespace
 
-Error::Error(ErrorCode code, const std::string& message) : std::runtime_error(one_line(message)), code_(code) {}
+Error::Error(ErrorCode code, const std::string& message)
+    : std::runtime_error(one_line_message(message)), code_(code) {}
 
 Error::~Error() = default;
 

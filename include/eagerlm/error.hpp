@@ -24,6 +24,10 @@ enum class ErrorCode {
 // "busy".
 EAGERLM_API const char* error_code_name(ErrorCode code);
 
+// `message` as one line, as Error stores it: control characters as C escapes (\n, \t, \x1b),
+// everything else (UTF-8 included) as it is. For front ends with error types of their own.
+EAGERLM_API std::string one_line_message(const std::string& message);
+
 class EAGERLM_API Error : public std::runtime_error {
  public:
   // what() is one line whatever the message quotes (a name from a malformed file, say): its

@@ -416,3 +416,9 @@ TEST_CASE("LoadOptions chooses the weight and cache types; bad names name the fi
     }
   }
 }
+
+TEST_CASE("one_line_message writes control characters as escapes, as Error does", "[library][errors]") {
+  const std::string raw = std::string("a\nb\tc\x1b") + "d \xc3\xbc";
+  CHECK(eagerlm::one_line_message(raw) == "a\\nb\\tc\\x1bd \xc3\xbc");
+  CHECK(eagerlm::Error(eagerlm::ErrorCode::kInternal, raw).what() == eagerlm::one_line_message(raw));
+}
