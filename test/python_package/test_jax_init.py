@@ -152,3 +152,16 @@ def test_bad_input_is_a_clear_error():
         ejax.init(42, jax.random.PRNGKey(0))
     with pytest.raises(TypeError):  # the function's own error, from tracing, unchanged
         ejax.init(lambda key: jax.random.normal(key, "not a shape"), jax.random.PRNGKey(0))
+
+
+def test_results_never_alias_the_callers_arrays():
+    # Outputs eagerlm allocated are handed to JAX without a copy; a caller's array never is.
+    table = np.arange(12, dtype=np.float32).reshape(3, 4)
+
+    def init_fn(key):
+        return {"table": jnp.asarray(table), "view": jnp.asarray(table)[1:], "w": jax.random.normal(key, (64, 64))}
+
+    got, _ = check(init_fn, jax.random.PRNGKey(1))
+    table[:] = -1.0
+    assert np.asarray(got["table"])[0, 1] == 1.0
+    assert np.asarray(got["view"])[0, 0] == 4.0

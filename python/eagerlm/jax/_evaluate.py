@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _core
-from . import _keys
+from . import _keys, _memory
 from ._keys import Keys
 from ._program import Const, Program, Step
 
@@ -128,7 +128,7 @@ def _erf_inv(step: Step, xs: list[Value]) -> list[Value] | None:
     if not isinstance(x, np.ndarray) or x.dtype != np.float32 or step.constant:
         return None
     x = np.asarray(x, order="C")
-    out = np.empty_like(x)
+    out = _memory.empty(x.shape, np.float32)
     _core.jax_erf_inv_f32(x, out)
     return [out]
 
@@ -284,7 +284,7 @@ def _random_bits(step: Step, xs: list[Value]) -> list[Value] | None:
     width, shape = step.params["bit_width"], tuple(step.params["shape"])
     if not isinstance(k, Keys) or k.shape != () or width not in (8, 16, 32) or not jax.config.jax_threefry_partitionable:
         return None
-    bits = np.empty(shape, np.uint32)
+    bits = _memory.empty(shape, np.uint32)
     _core.jax_random_bits32(int(k.data[0]), int(k.data[1]), bits)
     return [bits if width == 32 else bits.astype(np.uint8 if width == 8 else np.uint16)]
 
@@ -306,7 +306,7 @@ class _Product:
 
 def _fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     a, b, c = (np.asarray(np.broadcast_to(x, shape), dtype=np.float32, order="C") for x in (a, b, c))
-    out = np.empty(shape, np.float32)
+    out = _memory.empty(shape, np.float32)
     _core.jax_fma_f32(a, b, c, out)
     return out
 

@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _core
+from . import _memory
 from ._keys import Keys, is_threefry
 from ._program import Step
 
@@ -52,10 +53,10 @@ def _normal(step: Step, xs: list[Any]) -> list[Any]:
     assert isinstance(keys, Keys)
     shape = tuple(step.out_avals[0].shape)
     if np.size(scale) != 1:  # a scale per element: the normal, then the multiply
-        normal = np.empty(shape, np.float32)
+        normal = _memory.empty(shape, np.float32)
         _core.jax_normal_f32(int(keys.data[0]), int(keys.data[1]), 1.0, normal)
         return [np.multiply(normal, scale, dtype=np.float32)]
-    out = np.empty(shape, np.float32)
+    out = _memory.empty(shape, np.float32)
     _core.jax_normal_f32(int(keys.data[0]), int(keys.data[1]), float(np.asarray(scale).reshape(())), out)
     return [out]
 

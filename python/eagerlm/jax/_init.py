@@ -8,7 +8,7 @@ import jax
 import numpy as np
 
 from .._errors import InvalidArgumentError
-from . import _evaluate, _fast_calls, _program
+from . import _evaluate, _fast_calls, _memory, _program
 from ._keys import Keys
 
 
@@ -54,10 +54,11 @@ def _as_output(value: Any, like: Any) -> Any:
     array = np.asarray(value, dtype=like.dtype)
     if array.shape != tuple(like.shape):
         array = np.broadcast_to(array, like.shape)
-    # A fresh, writable, C-contiguous block that JAX's CPU client may adopt without a copy.
-    if not (array.flags.c_contiguous and array.flags.writeable and array.flags.owndata):
-        array = np.array(array, order="C", copy=True)
-    return jax.device_put(array)
+    if not _memory.adoptable(array):  # a view, a broadcast or NumPy's own allocation: copy once
+        adopted = _memory.empty(array.shape, array.dtype)
+        adopted[...] = array
+        array = adopted
+    return jax.device_put(array)  # on the CPU, the same memory (nothing else writes to it)
 
 
 def init(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
