@@ -22,7 +22,7 @@ namespace {
 
 std::vector<uint32_t> bits_of(const std::vector<float>& v) {
   std::vector<uint32_t> out(v.size());
-  std::memcpy(out.data(), v.data(), v.size() * sizeof(float));
+  if (!v.empty()) std::memcpy(out.data(), v.data(), v.size() * sizeof(float));  // empty: data() may be null
   return out;
 }
 
