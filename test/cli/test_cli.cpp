@@ -173,6 +173,16 @@ TEST_CASE("more prompts than a step carries all generate", "[cli][batch]") {
   CHECK(j["results"][529]["ids"].size() == 2);
 }
 
+// A shell command's standard output and its wait status (the signal tests need both).
+std::pair<std::string, int> shell_stdout(const std::string& cmd) {
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string out;
+  std::array<char, 4096> buf{};
+  for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0;) out.append(buf.data(), n);
+  return {out, ::pclose(pipe)};
+}
+
 TEST_CASE("SIGINT and SIGTERM during generate --json print what exists and exit 130/143", "[cli][signals]") {
   // GPT-2 124M from a preset: slow enough (~20 ms a token here, more under sanitizers) that the
   // signal comes mid-generation; whenever it comes, the output is one valid JSON object.
@@ -181,12 +191,7 @@ TEST_CASE("SIGINT and SIGTERM during generate --json print what exists and exit 
     const std::string cmd = "timeout --preserve-status -s " + std::string(signal) + " 4 " +
                             std::string(EAGERLM_BINARY_DIR) + "/bin/eagerlm generate --preset gpt2 -p Hello " +
                             "-n 1000 --ignore-eos --json";
-    FILE* pipe = ::popen(cmd.c_str(), "r");
-    REQUIRE(pipe != nullptr);
-    std::string out;
-    std::array<char, 4096> buf{};
-    for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0;) out.append(buf.data(), n);
-    const int code = ::pclose(pipe);
+    const auto [out, code] = shell_stdout(cmd);
     CHECK(WIFEXITED(code));
     CHECK(WEXITSTATUS(code) == status);
     const json j = json::parse(out);
@@ -205,12 +210,7 @@ TEST_CASE("one signal delivered twice at once is one request; output stays whole
     const std::string cmd = "sh -c '" + std::string(EAGERLM_BINARY_DIR) +
                             "/bin/eagerlm generate --preset gpt2 -p Hello -n 1000 --ignore-eos --json & "
                             "p=$!; sleep 2; kill -INT $p; sleep 0.01; kill -INT $p; wait $p; exit $?'";
-    FILE* pipe = ::popen(cmd.c_str(), "r");
-    REQUIRE(pipe != nullptr);
-    std::string out;
-    std::array<char, 4096> buf{};
-    for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0;) out.append(buf.data(), n);
-    const int code = ::pclose(pipe);
+    const auto [out, code] = shell_stdout(cmd);
     CHECK(WIFEXITED(code));
     CHECK(WEXITSTATUS(code) == 130);
     REQUIRE_NOTHROW(json::parse(out));
