@@ -1,6 +1,7 @@
 // eagerlm/jax_primitives.hpp over NumPy arrays, for eagerlm.jax (python/eagerlm/jax/): the
 // caller allocates every output; arrays are C-contiguous, any shape, and each call releases the
-// GIL while the kernels run.
+// GIL while the kernels run. Outputs are never converted (a converted copy would be written and
+// dropped): a wrong dtype or layout is a TypeError.
 #include <nanobind/ndarray.h>
 
 #include <string>
@@ -34,14 +35,14 @@ void bind_jax(nb::module_& m) {
         nb::gil_scoped_release release;
         jax::random_bits32(k0, k1, out.data(), int64_t(out.size()));
       },
-      nb::arg("k0"), nb::arg("k1"), nb::arg("out"), "jax.random.bits(key, out.shape, uint32) into out.");
+      nb::arg("k0"), nb::arg("k1"), nb::arg("out").noconvert(), "jax.random.bits(key, out.shape, uint32) into out.");
   m.def(
       "jax_normal_f32",
       [](uint32_t k0, uint32_t k1, float scale, Out<float> out) {
         nb::gil_scoped_release release;
         jax::normal_f32(k0, k1, scale, out.data(), int64_t(out.size()));
       },
-      nb::arg("k0"), nb::arg("k1"), nb::arg("scale"), nb::arg("out"),
+      nb::arg("k0"), nb::arg("k1"), nb::arg("scale"), nb::arg("out").noconvert(),
       "erfinv(u) * scale for the uniforms u of jax.random.normal(key, out.shape, float32), into out.");
   m.def(
       "jax_threefry2x32",
@@ -50,7 +51,7 @@ void bind_jax(nb::module_& m) {
         nb::gil_scoped_release release;
         jax::threefry2x32(k0.data(), k1.data(), x0.data(), x1.data(), y0.data(), y1.data(), n);
       },
-      nb::arg("k0"), nb::arg("k1"), nb::arg("x0"), nb::arg("x1"), nb::arg("y0"), nb::arg("y1"),
+      nb::arg("k0"), nb::arg("k1"), nb::arg("x0"), nb::arg("x1"), nb::arg("y0").noconvert(), nb::arg("y1").noconvert(),
       "The threefry2x32 primitive elementwise: (y0, y1) from keys (k0, k1) and counters (x0, x1).");
   m.def(
       "jax_erf_inv_f32",
@@ -59,7 +60,7 @@ void bind_jax(nb::module_& m) {
         nb::gil_scoped_release release;
         jax::erf_inv_f32(in.data(), out.data(), n);
       },
-      nb::arg("x"), nb::arg("out"), "lax.erf_inv on float32, as XLA:CPU computes it.");
+      nb::arg("x"), nb::arg("out").noconvert(), "lax.erf_inv on float32, as XLA:CPU computes it.");
   m.def(
       "jax_fma_f32",
       [](In<float> a, In<float> b, In<float> c, Out<float> out) {
@@ -67,7 +68,7 @@ void bind_jax(nb::module_& m) {
         nb::gil_scoped_release release;
         jax::fma_f32(a.data(), b.data(), c.data(), out.data(), n);
       },
-      nb::arg("a"), nb::arg("b"), nb::arg("c"), nb::arg("out"), "a * b + c rounded once, elementwise.");
+      nb::arg("a"), nb::arg("b"), nb::arg("c"), nb::arg("out").noconvert(), "a * b + c rounded once, elementwise.");
 }
 
 }  // namespace eagerlm::python

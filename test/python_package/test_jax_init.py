@@ -150,6 +150,10 @@ def test_shapes_is_eval_shape_without_allocating():
 def test_bad_input_is_a_clear_error():
     with pytest.raises(eagerlm.InvalidArgumentError, match="expected a function"):
         ejax.init(42, jax.random.PRNGKey(0))
+    with pytest.raises(TypeError):  # an output of the wrong dtype is refused, not written to a copy
+        eagerlm._core.jax_fma_f32(*[np.zeros(3, np.float32)] * 3, np.zeros(3, np.float64))
+    with pytest.raises(eagerlm.InvalidArgumentError, match="same size"):
+        eagerlm._core.jax_erf_inv_f32(np.zeros(3, np.float32), np.zeros(4, np.float32))
     with pytest.raises(TypeError):  # the function's own error, from tracing, unchanged
         ejax.init(lambda key: jax.random.normal(key, "not a shape"), jax.random.PRNGKey(0))
 
