@@ -4,6 +4,7 @@
 // rules and the ABI promise.
 #pragma once
 
+#include "attention.hpp"
 #include "common.hpp"
 #include "eagerlm/version.h"
 #include "engine.hpp"
