@@ -22,6 +22,7 @@ void bind_model(nb::module_& m);       // Model
 void bind_generator(nb::module_& m);   // GenerateOptions, Result, Generator
 void bind_engine(nb::module_& m);      // Engine, its Request handles, stats, streamed tokens
 void bind_jax(nb::module_& m);         // JAX's primitives for eagerlm.jax (jax_primitives.hpp)
+void bind_xla_ffi(nb::module_& m);     // padded_attention as an XLA FFI handler (attention.hpp)
 
 // "cpu" or "cuda"; anything else is an Error(kInvalidArgument) naming the value.
 Device parse_device(std::string_view name);

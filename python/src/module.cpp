@@ -10,4 +10,5 @@ NB_MODULE(_core, m) {
   eagerlm::python::bind_generator(m);
   eagerlm::python::bind_engine(m);
   eagerlm::python::bind_jax(m);
+  eagerlm::python::bind_xla_ffi(m);
 }
