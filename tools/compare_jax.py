@@ -7,7 +7,8 @@
 2. Generation of -n tokens (greedy, end-of-text ignored) at each --batch, each system in a fresh
    process: (a) the naive JAX loop whose cache grows each token (recompiles every step);
    (b) JAX with a preallocated cache and one jitted step; (c) Hugging Face Flax `generate`
-   under jax.jit; (d) eagerlm. Same weights for all (a model directory `eagerlm init` writes),
+   under jax.jit; (d) eagerlm; (e) JAX with the preallocated cache and eagerlm's attention op
+   (eagerlm.jax.padded_attention, an XLA FFI call: one step for prompt and decode, one compile). Same weights for all (a model directory `eagerlm init` writes),
    same prompts (text lines of equal token length), and their ids must agree.
    Measured: time to first token from process start, the latency of every token (token 0: from
    process start), total time to the last token. (c) produces all tokens in one compiled call,
@@ -21,7 +22,8 @@ index, log scale, one line per system, one panel per batch size).
     .venv/bin/python tools/compare_jax.py --plot docs/compare_jax_gpt2.png
 
 Needs tools/requirements.txt (tools/setup_python.sh) and a built eagerlm (--eagerlm, default
-$EAGERLM_BIN or build/bin/eagerlm). --device cuda runs both on the GPU: eagerlm built with CUDA
+$EAGERLM_BIN or build/bin/eagerlm); (e) also the eagerlm Python package built with its XLA FFI
+op (--python-package: a directory holding eagerlm/, default build/python, or installed). --device cuda runs both on the GPU: eagerlm built with CUDA
 and a JAX with CUDA installed (JAX_PLATFORMS pins JAX to the chosen device either way).
 """
 
@@ -36,11 +38,13 @@ import time
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 TOOLS = REPO / "tools"
+PACKAGE_DIR = [str(REPO / "build" / "python")]  # where (e)'s worker finds the eagerlm package
 SYSTEMS = {  # key: label
     "growing": "(a) JAX, growing cache (recompiles each token)",
     "preallocated": "(b) JAX, preallocated cache, one jitted step",
     "hf": "(c) Hugging Face Flax generate under jit",
     "eagerlm": "(d) eagerlm",
+    "attention-op": "(e) JAX, preallocated cache, eagerlm's attention op",
 }
 PRESETS = ["gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"]
 PROMPT_TOKENS = 16
@@ -79,7 +83,7 @@ def worker(device, *args):
     # JAX runs where eagerlm runs: JAX_PLATFORMS pins it (a GPU JAX would otherwise take the GPU
     # during a CPU comparison), and on the GPU matmuls stay float32 (JAX's default there may use
     # TF32, which changes greedy ids; eagerlm's default is plain FP32 too).
-    env = dict(os.environ, PYTHONPATH=str(TOOLS), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TOOLS), *PACKAGE_DIR]), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                JAX_PLATFORMS="cuda" if device == "cuda" else "cpu")
     if device == "cuda":
         env["JAX_DEFAULT_MATMUL_PRECISION"] = "float32"
@@ -154,7 +158,7 @@ def measure_generation(eagerlm, system, model_dir, prompts, n, workdir, device):
         start, wall, report = worker(device, "generate", "--system", system, "--model", str(model_dir), "--prompts",
                                      str(ids_file), "-n", str(n))
         token_times, ids = report["token_times"], report["ids"]
-        result = {k: report[k] for k in ("import_s", "load_s", "backend") if k in report}
+        result = {k: report[k] for k in ("import_s", "load_s", "backend", "compilations") if k in report}
         if "warm_call_s" in report:
             result["warm_call_s"] = report["warm_call_s"]
     latencies = per_token(start, token_times)
@@ -214,10 +218,11 @@ def markdown(report):
         lines += [f"Generation, {report['preset']}, batch {batch}, {report['n']} new tokens after "
                   f"{PROMPT_TOKENS}-token prompts, each system in a fresh process:", "",
                   "| system | first token (from process start) | per token (median, tokens 2+) "
-                  "| last token (from process start) | greedy ids |", "|---|---:|---:|---:|---|"]
+                  "| last token (from process start) | greedy ids | jit compilations |", "|---|---:|---:|---:|---|---:|"]
         for key, r in systems.items():
             lines.append(f"| {SYSTEMS[key]} | {r['ttft_s']:.2f} s | {r['steady_per_token_s'] * 1e3:.1f} ms "
-                         f"| {r['total_s']:.2f} s | {'same' if r['ids_agree'] else 'DIFFER'} |")
+                         f"| {r['total_s']:.2f} s | {'same' if r['ids_agree'] else 'DIFFER'} "
+                         f"| {r.get('compilations', '')} |")
         lines.append("")
     lines += [f"- {t}" for t in report.get("targets", [])]
     return "\n".join(lines) + "\n"
@@ -240,6 +245,13 @@ def targets(report):
             steady = b["steady_per_token_s"] / e["steady_per_token_s"]
             goal = " (target >= 1.5x at batch 1): " + ("met" if steady >= 1.5 else "not met") if batch == "1" else ""
             lines.append(f"batch {batch}: steady decode {steady:.2f}x faster per token than (b){goal}")
+        if "attention-op" in systems and "preallocated" in systems:
+            e, b = systems["attention-op"], systems["preallocated"]
+            ratio = e["steady_per_token_s"] / b["steady_per_token_s"]
+            growing = systems.get("growing", {}).get("compilations")
+            lines.append(f"batch {batch}: (e) steady decode {ratio:.3f}x (b)'s time per token (target <= 1.05): "
+                         f"{'met' if ratio <= 1.05 else 'not met'}; (e) compiled {e['compilations']} time(s), "
+                         f"(b) {b['compilations']}" + (f", (a) {growing}" if growing is not None else ""))
     return lines
 
 
@@ -252,7 +264,7 @@ def plot(report, path):
     generation = report["generation"]
     fig, axes = plt.subplots(1, len(generation), figsize=(6 * len(generation), 4.2), squeeze=False)
     styles = {"growing": ("tab:red", "-"), "preallocated": ("tab:blue", "-"), "hf": ("tab:purple", "--"),
-              "eagerlm": ("tab:green", "-")}
+              "eagerlm": ("tab:green", "-"), "attention-op": ("tab:orange", "-")}
     for ax, (batch, systems) in zip(axes[0], generation.items()):
         for key, r in systems.items():
             color, line = styles[key]
@@ -300,8 +312,10 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("-n", type=int, default=128, help="tokens to generate (default 128)")
     parser.add_argument("--batch", default="1,8", help="comma-separated batch sizes (default 1,8; at most 12)")
-    parser.add_argument("--systems", default="growing,preallocated,hf,eagerlm",
-                        help="which generation systems to run (default all four)")
+    parser.add_argument("--systems", default="growing,preallocated,hf,eagerlm,attention-op",
+                        help="which generation systems to run (default all five)")
+    parser.add_argument("--python-package", default=PACKAGE_DIR[0],
+                        help="directory holding the eagerlm package for (e) (default build/python)")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
                         help="where both eagerlm and JAX run (cuda: needs a CUDA build of eagerlm and a CUDA JAX)")
     parser.add_argument("--init-only", action="store_true", help="only the initialization comparison")
@@ -314,6 +328,7 @@ def main():
     args = parser.parse_args()
     if not os.access(args.eagerlm, os.X_OK):
         sys.exit(f"compare_jax: no eagerlm binary at {args.eagerlm} (build it, or pass --eagerlm)")
+    PACKAGE_DIR[0] = args.python_package
     workdir = pathlib.Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     json_path = pathlib.Path(args.json or workdir / f"compare_jax_{args.preset}.json")
@@ -342,7 +357,7 @@ def main():
                 print(f"generation, batch {batch}: {SYSTEMS[system]} ...", file=sys.stderr)
                 results[system] = measure_generation(args.eagerlm, system, model_dir, all_prompts[:batch], args.n,
                                                      workdir, args.device)
-            reference = results[systems[-1]]["ids"]
+            reference = results["eagerlm" if "eagerlm" in results else systems[-1]]["ids"]
             for r in results.values():
                 r["ids_agree"] = r["ids"] == reference
             report["generation"][str(batch)] = results

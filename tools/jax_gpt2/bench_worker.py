@@ -4,8 +4,10 @@ loading and compilation count as a user meets them. Prints one JSON object on st
 `--timings-per-token`), so the parent can measure from the moment it started this process.
 
     python -m jax_gpt2.bench_worker init --preset gpt2 --seed 0
-    python -m jax_gpt2.bench_worker generate --system preallocated|growing|hf --model DIR \\
-        --prompts ids.json -n 128
+    python -m jax_gpt2.bench_worker generate --system preallocated|growing|hf|attention-op \\
+        --model DIR --prompts ids.json -n 128
+
+The attention-op system imports eagerlm (the Python package: on PYTHONPATH or installed).
 """
 
 import argparse
@@ -65,14 +67,19 @@ def run_generate(args):
         result["warm_call_s"] = time.monotonic() - t_warm
     else:
         from . import checkpoint
-        from .generate import greedy_growing, greedy_preallocated
+        from .generate import greedy_attention_op, greedy_growing, greedy_preallocated
 
+        if args.system == "attention-op":
+            import eagerlm.jax  # noqa: F401  (counted with the imports)
         t_imported = time.monotonic()
         config, params = checkpoint.load(args.model)
         jax.block_until_ready(params)
         t_loaded = time.monotonic()
-        loop = greedy_preallocated if args.system == "preallocated" else greedy_growing
-        ids = loop(params, config, prompts, args.n, on_token)
+        loop = {"preallocated": greedy_preallocated, "growing": greedy_growing,
+                "attention-op": greedy_attention_op}[args.system]
+        stats = {}
+        ids = loop(params, config, prompts, args.n, on_token, stats)
+        result["compilations"] = stats["compilations"]
     result.update({"import_s": t_imported - t_start, "load_s": t_loaded - t_imported, "token_times": token_times,
                    "ids": ids.tolist(), "end": time.monotonic()})
     return result
@@ -86,7 +93,7 @@ def main():
     init.add_argument("--config")
     init.add_argument("--seed", type=int, default=0)
     gen = sub.add_parser("generate")
-    gen.add_argument("--system", choices=["preallocated", "growing", "hf"], required=True)
+    gen.add_argument("--system", choices=["preallocated", "growing", "hf", "attention-op"], required=True)
     gen.add_argument("--model", required=True)
     gen.add_argument("--prompts", required=True)
     gen.add_argument("-n", type=int, default=128)

@@ -10,7 +10,11 @@ styles a JAX user meets:
   number of new tokens: one prefill shape, one decode shape);
 * a growing cache (`empty_growing_cache`, `grow=True`): the past keys and values are
   concatenated with the new ones, so every token changes the shapes and a jitted step
-  recompiles (the naive loop).
+  recompiles (the naive loop);
+* the fixed-size cache with eagerlm's attention op (`attention_op=True`): each sequence has its
+  own position (`offset` is int32 [batch]), keys and values are written with
+  eagerlm.jax.kv_append and attended with eagerlm.jax.padded_attention over each sequence's
+  valid prefix only (an XLA FFI call), so one jitted step serves prefill and decode alike.
 
 Numerics follow GPT-2: layer norm with epsilon, gelu_new (tanh approximation), attention scores
 scaled by 1/sqrt(d_head), the output head tied to wte.
@@ -52,16 +56,22 @@ def _attention(q, k, v, positions):
     return jnp.einsum("bhts,bhsd->bhtd", jax.nn.softmax(scores, axis=-1), v)
 
 
-def forward(params, config, ids, cache, offset, *, grow=False, last_only=False):
+def forward(params, config, ids, cache, offset, *, grow=False, last_only=False, attention_op=False):
     """Runs `ids` [B, T] (at positions offset .. offset+T-1 of every sequence) through the model.
 
     With the fixed-size cache `offset` may be a traced integer; with `grow=True` it must equal the
-    cache's length (a Python int). Returns (logits, new cache): logits [B, T, vocab], or
-    [B, 1, vocab] for the last position only with `last_only`.
+    cache's length (a Python int); with `attention_op=True` it is int32 [B], each sequence's own
+    position. Returns (logits, new cache): logits [B, T, vocab], or [B, 1, vocab] for the last
+    position only with `last_only`.
     """
     batch, length = ids.shape
     heads, d_head, eps = config.n_head, config.d_head, config.layer_norm_epsilon
-    positions = offset + jnp.arange(length)
+    if attention_op:
+        import eagerlm.jax as ejax  # only this variant needs the eagerlm package
+
+        positions = offset[:, None] + jnp.arange(length)  # [B, T]
+    else:
+        positions = offset + jnp.arange(length)
     x = params["wte.weight"][ids] + params["wpe.weight"][positions]
 
     def split_heads(t):
@@ -72,16 +82,23 @@ def forward(params, config, ids, cache, offset, *, grow=False, last_only=False):
         p = f"h.{i}."
         h = layer_norm(x, params[p + "ln_1.weight"], params[p + "ln_1.bias"], eps)
         qkv = h @ params[p + "attn.c_attn.weight"] + params[p + "attn.c_attn.bias"]
-        q, k, v = (split_heads(t) for t in jnp.split(qkv, 3, axis=-1))
         k_past, v_past = cache[i]
-        if grow:
-            k_all = jnp.concatenate([k_past, k], axis=2)
-            v_all = jnp.concatenate([v_past, v], axis=2)
+        if attention_op:  # queries stay [B, T, H, D]; each sequence attends its own prefix
+            q, k, v = (t.reshape(batch, length, heads, d_head) for t in jnp.split(qkv, 3, axis=-1))
+            k_all = ejax.kv_append(k_past, k.transpose(0, 2, 1, 3), offset)
+            v_all = ejax.kv_append(v_past, v.transpose(0, 2, 1, 3), offset)
+            a = ejax.padded_attention(q, k_all, v_all, offset + length)
         else:
-            k_all = jax.lax.dynamic_update_slice(k_past, k, (0, 0, offset, 0))
-            v_all = jax.lax.dynamic_update_slice(v_past, v, (0, 0, offset, 0))
+            q, k, v = (split_heads(t) for t in jnp.split(qkv, 3, axis=-1))
+            if grow:
+                k_all = jnp.concatenate([k_past, k], axis=2)
+                v_all = jnp.concatenate([v_past, v], axis=2)
+            else:
+                k_all = jax.lax.dynamic_update_slice(k_past, k, (0, 0, offset, 0))
+                v_all = jax.lax.dynamic_update_slice(v_past, v, (0, 0, offset, 0))
+            a = _attention(q, k_all, v_all, positions).transpose(0, 2, 1, 3)
         new_cache.append((k_all, v_all))
-        a = _attention(q, k_all, v_all, positions).transpose(0, 2, 1, 3).reshape(batch, length, config.n_embd)
+        a = a.reshape(batch, length, config.n_embd)
         x = x + a @ params[p + "attn.c_proj.weight"] + params[p + "attn.c_proj.bias"]
         h = layer_norm(x, params[p + "ln_2.weight"], params[p + "ln_2.bias"], eps)
         m = gelu_new(h @ params[p + "mlp.c_fc.weight"] + params[p + "mlp.c_fc.bias"])

@@ -35,7 +35,8 @@ def _shape_error(what: str) -> InvalidArgumentError:
     return InvalidArgumentError(f"eagerlm.jax.padded_attention: {what}")
 
 
-def padded_attention(q, k_cache, v_cache, lengths, *, scale=None):
+def padded_attention(q: jax.Array, k_cache: jax.Array, v_cache: jax.Array, lengths: jax.Array, *,
+                     scale: float | None = None) -> jax.Array:
     """Attention of each sequence's new queries over its first `lengths[b]` cached positions.
 
     q: float32 [batch, new_tokens, heads, head_dim] (the projection's layout, no transpose);
@@ -50,7 +51,7 @@ def padded_attention(q, k_cache, v_cache, lengths, *, scale=None):
     outside [0, max_len] is found when the step runs and raised by JAX as a runtime error whose
     message names lengths[b]. Runs on the CPU (eagerlm's kernel for this machine's vector width).
     """
-    arrays = {"q": q, "k_cache": k_cache, "v_cache": v_cache, "lengths": lengths}
+    arrays: dict[str, jax.Array] = {"q": q, "k_cache": k_cache, "v_cache": v_cache, "lengths": lengths}
     for name, a in arrays.items():
         if not hasattr(a, "shape") or not hasattr(a, "dtype"):
             raise _shape_error(f"{name} must be an array, got {type(a).__name__}")
@@ -84,7 +85,7 @@ def padded_attention(q, k_cache, v_cache, lengths, *, scale=None):
     return call(q, k_cache, v_cache, lengths, scale=np.float32(scale))
 
 
-def kv_append(cache, new, positions):
+def kv_append(cache: jax.Array, new: jax.Array, positions: jax.Array) -> jax.Array:
     """Writes each sequence's new keys (or values) into a fixed-size cache: cache [batch, heads,
     max_len, head_dim], new [batch, heads, new_tokens, head_dim] of the cache's dtype, positions
     int32 [batch]: new[b] lands at positions[b] .. positions[b] + new_tokens - 1 of sequence b.
