@@ -132,3 +132,18 @@ def test_bad_input_is_refused_naming_it():
     # A length past the cache is found when the compiled step runs: JAX raises the op's error.
     with pytest.raises(Exception, match=r"lengths\[1\] = 9 is outside \[0, 8\]"):
         jax.block_until_ready(jax.jit(ejax.padded_attention)(q, k, k, jnp.asarray([1, 9], jnp.int32)))
+
+
+def test_a_build_without_the_op_says_how_to_get_it(monkeypatch):
+    from eagerlm import _core
+    from eagerlm.jax import _attention
+
+    monkeypatch.setattr(_core, "xla_ffi_targets", lambda: {})  # as EAGERLM_JAX=OFF builds it
+    _attention._register.cache_clear()
+    q = jnp.zeros((1, 1, 1, 4), jnp.float32)
+    k = jnp.zeros((1, 1, 4, 4), jnp.float32)
+    with pytest.raises(eagerlm.UnsupportedError, match="EAGERLM_JAX"):
+        ejax.padded_attention(q, k, k, jnp.asarray([1], jnp.int32))
+    monkeypatch.undo()
+    _attention._register.cache_clear()  # registering the same target again is harmless
+    assert np.asarray(ejax.padded_attention(q, k, k, jnp.asarray([1], jnp.int32))).shape == (1, 1, 1, 4)
