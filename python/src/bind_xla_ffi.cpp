@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <exception>
 
-#include "xla/ffi/api/ffi.h"
+#include <xla/ffi/api/ffi.h>
 
 namespace eagerlm::python {
 
