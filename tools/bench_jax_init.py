@@ -7,7 +7,9 @@ process after `import jax` and building the model:
   jit       jax.jit(init): the first call (trace + XLA compile + run) and a second call (run only)
   eagerlm   eagerlm.jax.init(init): the first call (trace + evaluate) and a second one
 The floor is the time NumPy takes to write as many float32 once into fresh memory (the fastest
-of three), in the same process.
+of three), in the same process. eagerlm's first call is also split into its phases: tracing
+(make_jaxpr, which jax.jit's first call pays too), building the program, evaluating it, and
+handing the outputs to JAX.
 Both processes digest every output leaf (SHA-256 of the bytes in tree order): equal digests mean
 bit-identical parameters. Medians over --repeat fresh processes per system.
 
@@ -84,13 +86,19 @@ def worker(system, model):
     import jax
 
     fn, args = build(model)
+    phases = {}
     if system == "jit":
         static = tuple(i for i, a in enumerate(args) if not isinstance(a, jax.Array))
         run = jax.jit(fn, static_argnums=static)
         call = lambda: run(*args)  # noqa: E731
     else:
-        import eagerlm.jax
-        call = lambda: eagerlm.jax.init(fn, *args)  # noqa: E731
+        from eagerlm.jax._init import init_with_stats
+
+        def call():
+            out, stats = init_with_stats(fn, *args)
+            if not phases:  # the first call's: trace, build the program, evaluate, outputs
+                phases.update(stats.seconds)
+            return out
     times = []
     for _ in range(2):
         start = time.perf_counter()
@@ -110,7 +118,7 @@ def worker(system, model):
         floors.append(time.perf_counter() - start)
     floor = min(floors)
     print(json.dumps({"first_s": times[0], "second_s": times[1], "digest": first_digest, "parameters": count,
-                      "write_floor_s": floor}))
+                      "write_floor_s": floor, "first_phases_s": phases}))
 
 
 def cpu_name():
@@ -156,6 +164,8 @@ def main():
                 "digests": sorted({r["digest"] for r in runs}),
                 "parameters": runs[0]["parameters"],
                 "write_floor_s": statistics.median(r["write_floor_s"] for r in runs),
+                "first_phases_s": {k: statistics.median(r["first_phases_s"][k] for r in runs)
+                                   for k in runs[0]["first_phases_s"]},
             }
         row["bit_identical"] = row["jit"]["digests"] == row["eagerlm"]["digests"]
         row["first_call_speedup"] = row["jit"]["first_s"] / row["eagerlm"]["first_s"]
@@ -166,6 +176,8 @@ def main():
               f"second {row['eagerlm']['second_s']:6.2f} s (floor: writing the bytes {row['eagerlm']['write_floor_s']:5.2f} s) | first-call speedup {row['first_call_speedup']:5.1f}x, "
               f"vs jit's second call {row['vs_compiled_second_call']:4.2f}x | bits "
               f"{'identical' if row['bit_identical'] else 'DIFFER'}", flush=True)
+        phases = row["eagerlm"]["first_phases_s"]
+        print(f"{'':12s} eagerlm's first call: " + ", ".join(f"{k} {v:.2f} s" for k, v in phases.items()), flush=True)
     if args.json:
         pathlib.Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         pathlib.Path(args.json).write_text(json.dumps(report, indent=2) + "\n")

@@ -339,12 +339,14 @@ def _through_jax(step: Step, xs: list[Value]) -> list[Value]:
 
 
 class Stats:
-    """How many steps of each primitive eagerlm computed, XLA folded (constants) and JAX ran."""
+    """How many steps of each primitive eagerlm computed, XLA folded (constants) and JAX ran,
+    and the seconds of each phase of init (trace, build the program, evaluate, hand to JAX)."""
 
     def __init__(self) -> None:
         self.eagerlm: dict[str, int] = {}
         self.folded: dict[str, int] = {}
         self.jax: dict[str, int] = {}
+        self.seconds: dict[str, float] = {}
 
 
 def evaluate(program: Program, args: list[Value], fast_calls: dict[str, Callable[[Step, list[Value]], list[Value]]],

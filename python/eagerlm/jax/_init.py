@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any, Callable
 
 import jax
@@ -74,10 +75,16 @@ def init(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 def init_with_stats(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, _evaluate.Stats]:
     """init(), and how many steps of each primitive eagerlm computed and JAX computed."""
-    closed, out_shapes, arrays = _trace(fn, args, kwargs)
-    program = _program.build(closed, _fast_calls.recognize)
     stats = _evaluate.Stats()
+    start = time.perf_counter()
+    closed, out_shapes, arrays = _trace(fn, args, kwargs)
+    traced = time.perf_counter()
+    program = _program.build(closed, _fast_calls.recognize)
+    built = time.perf_counter()
     values = _evaluate.evaluate(program, [_as_value(a) for a in arrays], _fast_calls.FAST_CALLS, stats)
+    evaluated = time.perf_counter()
     likes, out_tree = jax.tree_util.tree_flatten(out_shapes)
     outputs = [_as_output(v, like) for v, like in zip(values, likes)]
+    stats.seconds = {"trace": traced - start, "build": built - traced, "evaluate": evaluated - built,
+                     "outputs": time.perf_counter() - evaluated}
     return jax.tree_util.tree_unflatten(out_tree, outputs), stats
