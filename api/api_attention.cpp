@@ -20,13 +20,7 @@ void padded_attention(const float* q, const void* k_cache, const void* v_cache, 
       throw Error(ErrorCode::kInvalidArgument,
                   "padded_attention: cache_type must be \"f32\", \"bf16\" or \"f16\", not \"" + std::string(cache_type) + "\"");
     }
-    ops::HostAttentionShape s;
-    s.batch = shape.batch;
-    s.new_tokens = shape.new_tokens;
-    s.heads = shape.heads;
-    s.max_len = shape.max_len;
-    s.head_dim = shape.head_dim;
-    ops::host_padded_attention(q, k_cache, v_cache, type, lengths, s, scale, out);
+    ops::host_padded_attention(q, k_cache, v_cache, type, lengths, shape, scale, out);
   });
 }
 

@@ -20,7 +20,7 @@ namespace {
 }
 
 void check(const float* q, const void* k_cache, const void* v_cache, DType cache_type, const int32_t* lengths,
-           const HostAttentionShape& s, const float* out) {
+           const PaddedAttentionShape& s, const float* out) {
   if (s.batch < 1 || s.heads < 1 || s.head_dim < 1 || s.new_tokens < 1 || s.max_len < s.new_tokens)
     refuse("shape must have batch, heads, head_dim >= 1 and max_len >= new_tokens >= 1; got batch " +
            std::to_string(s.batch) + ", new_tokens " + std::to_string(s.new_tokens) + ", heads " +
@@ -40,7 +40,7 @@ void check(const float* q, const void* k_cache, const void* v_cache, DType cache
 }  // namespace
 
 void host_padded_attention(const float* q, const void* k_cache, const void* v_cache, DType cache_type,
-                           const int32_t* lengths, const HostAttentionShape& shape, float scale, float* out) {
+                           const int32_t* lengths, const PaddedAttentionShape& shape, float scale, float* out) {
   check(q, k_cache, v_cache, cache_type, lengths, shape, out);
   const int64_t row = shape.heads * shape.head_dim;  // floats per query row, q's and out's
   // The kernel's step: sequence b's real queries are its last min(new_tokens, lengths[b]) rows,

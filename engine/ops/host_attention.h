@@ -5,17 +5,10 @@
 
 #include <cstdint>
 
+#include "eagerlm/common.hpp"
 #include "kernels/common/dtype.h"
 
 namespace eagerlm::ops {
-
-struct HostAttentionShape {
-  int64_t batch = 0;       // sequences, one cache slot each
-  int64_t new_tokens = 0;  // query rows per sequence
-  int64_t heads = 0;
-  int64_t max_len = 0;  // cache positions per sequence
-  int64_t head_dim = 0;
-};
 
 // q and out: float32 [batch, new_tokens, heads, head_dim]; k_cache, v_cache: [batch, heads,
 // max_len, head_dim] of cache_type (F32, BF16 or F16); lengths: int32 [batch]. Sequence b holds
@@ -26,6 +19,6 @@ struct HostAttentionShape {
 // new_tokens >= 1), a cache type other than those three, a null array, or a length outside
 // [0, max_len] (naming lengths[b]).
 void host_padded_attention(const float* q, const void* k_cache, const void* v_cache, DType cache_type,
-                           const int32_t* lengths, const HostAttentionShape& shape, float scale, float* out);
+                           const int32_t* lengths, const PaddedAttentionShape& shape, float scale, float* out);
 
 }  // namespace eagerlm::ops

@@ -7,17 +7,12 @@
 #include <cstdint>
 #include <string_view>
 
+#include "common.hpp"
 #include "export.h"
 
 namespace eagerlm {
 
-struct PaddedAttentionShape {
-  int64_t batch = 0;       // sequences, one cache slot each
-  int64_t new_tokens = 0;  // query rows per sequence
-  int64_t heads = 0;
-  int64_t max_len = 0;  // cache positions per sequence
-  int64_t head_dim = 0;
-};
+// (PaddedAttentionShape, the call's dimensions, is in common.hpp: the engine uses it too.)
 
 // q and out: float32 [batch, new_tokens, heads, head_dim], row-major; k_cache and v_cache:
 // [batch, heads, max_len, head_dim] of cache_type "f32", "bf16" or "f16" (the engine's own cache

@@ -1,5 +1,6 @@
 // Small types and settings the rest of eagerlm's C++ API shares (and the engine uses too):
-// devices, CPU threads, why a generation finished, and the library's version.
+// devices, CPU threads, why a generation finished, the padded attention's dimensions, and the
+// library's version.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,15 @@ enum class FinishReason {
 };
 // "eos", "stop", "length", "callback", "cancelled"
 EAGERLM_API const char* finish_reason_name(FinishReason reason);
+
+// The dimensions of a padded attention call over a caller's cache (attention.hpp).
+struct PaddedAttentionShape {
+  int64_t batch = 0;       // sequences, one cache slot each
+  int64_t new_tokens = 0;  // query rows per sequence
+  int64_t heads = 0;
+  int64_t max_len = 0;  // cache positions per sequence
+  int64_t head_dim = 0;
+};
 
 // A token with its log-probability (an alternative at one position, with top_logprobs).
 struct TokenLogprob {
