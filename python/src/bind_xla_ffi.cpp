@@ -38,8 +38,9 @@ ffi::Error padded_attention_handler(ffi::Buffer<ffi::F32> q, ffi::AnyBuffer k_ca
                                        dims_text(qd) + ", k_cache " + dims_text(kd) + ", lengths " + dims_text(ld));
   const bool same_cache = vd.size() == 4 && kd[0] == vd[0] && kd[1] == vd[1] && kd[2] == vd[2] && kd[3] == vd[3] &&
                           k_cache.element_type() == v_cache.element_type();
-  if (!same_cache || kd[0] != qd[0] || kd[1] != qd[2] || kd[3] != qd[3] || ld[0] != qd[0] ||
-      out->dimensions().size() != 4 || out->element_count() != q.element_count())
+  const auto od = out->dimensions();
+  const bool out_like_q = od.size() == 4 && od[0] == qd[0] && od[1] == qd[1] && od[2] == qd[2] && od[3] == qd[3];
+  if (!same_cache || !out_like_q || kd[0] != qd[0] || kd[1] != qd[2] || kd[3] != qd[3] || ld[0] != qd[0])
     return ffi::Error::InvalidArgument("eagerlm padded_attention: shapes do not fit: q " + dims_text(qd) +
                                        ", k_cache " + dims_text(kd) + ", v_cache " + dims_text(vd) + ", lengths " +
                                        dims_text(ld));
