@@ -90,6 +90,13 @@ def worker(device, *args):
     return timed_process([sys.executable, "-m", "jax_gpt2.bench_worker", *args], env=env)
 
 
+def attention_op_available():
+    """Whether (e)'s worker can import eagerlm.jax with the padded_attention op built in."""
+    check = "import eagerlm._core as c; assert 'eagerlm_padded_attention' in c.xla_ffi_targets()"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TOOLS), *PACKAGE_DIR]))
+    return subprocess.run([sys.executable, "-c", check], env=env, capture_output=True).returncode == 0
+
+
 def eagerlm_tokenize(eagerlm, text):
     return json.loads(run([eagerlm, "tokenize", "--json"], input=text).stdout)
 
@@ -312,8 +319,9 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("-n", type=int, default=128, help="tokens to generate (default 128)")
     parser.add_argument("--batch", default="1,8", help="comma-separated batch sizes (default 1,8; at most 12)")
-    parser.add_argument("--systems", default="growing,preallocated,hf,eagerlm,attention-op",
-                        help="which generation systems to run (default all five)")
+    parser.add_argument("--systems", default=None,
+                        help="which generation systems to run (default all five; (e) only where the eagerlm "
+                             "package with its attention op is found)")
     parser.add_argument("--python-package", default=PACKAGE_DIR[0],
                         help="directory holding the eagerlm package for (e) (default build/python)")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
@@ -340,7 +348,18 @@ def main():
               "load_average_before": os.getloadavg()}
     if not args.init_only:
         batches = [int(b) for b in args.batch.split(",")]
-        systems = [s for s in SYSTEMS if s in args.systems.split(",")]
+        asked = (args.systems or ",".join(SYSTEMS)).split(",")
+        unknown = [s for s in asked if s not in SYSTEMS]
+        if unknown:
+            sys.exit(f"compare_jax: --systems: unknown {', '.join(unknown)} (expected {', '.join(SYSTEMS)})")
+        systems = [s for s in SYSTEMS if s in asked]
+        if "attention-op" in systems and not attention_op_available():
+            why = (f"the eagerlm package with its XLA FFI op is not importable from {PACKAGE_DIR[0]} or the "
+                   "installed packages (build with -DEAGERLM_PYTHON=ON, or pip install ., or pass --python-package)")
+            if args.systems:
+                sys.exit(f"compare_jax: (e) asked for, but {why}")
+            print(f"compare_jax: (e) left out: {why}", file=sys.stderr)
+            systems.remove("attention-op")
         all_prompts = equal_length_prompts(args.eagerlm, max(batches))
         report["prompts"] = [text for text, _ in all_prompts]
     if not args.skip_init:
