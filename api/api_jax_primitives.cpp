@@ -34,6 +34,13 @@ void normal_f32(uint32_t k0, uint32_t k1, float scale, float* out, int64_t n) {
   });
 }
 
+void uniform_f32(uint32_t k0, uint32_t k1, float lo, float width, float* out, int64_t n) {
+  library::translate_errors([&] {
+    check_arrays("uniform_f32", n, out);
+    rng::jax_uniform_f32({k0, k1}, lo, width, out, n);
+  });
+}
+
 void threefry2x32(const uint32_t* k0, const uint32_t* k1, const uint32_t* x0, const uint32_t* x1, uint32_t* y0,
                   uint32_t* y1, int64_t n) {
   library::translate_errors([&] {

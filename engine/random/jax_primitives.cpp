@@ -8,6 +8,10 @@ void jax_random_bits32(Key key, uint32_t* out, int64_t n) { cpu::fill_random_bit
 
 void jax_normal_f32(Key key, float scale, float* out, int64_t n) { cpu::fill_erfinv_scaled_f32(key, scale, out, n, 0); }
 
+void jax_uniform_f32(Key key, float lo, float width, float* out, int64_t n) {
+  cpu::fill_uniform_f32(key, lo, width, out, n, 0);
+}
+
 void jax_threefry2x32(const uint32_t* k0, const uint32_t* k1, const uint32_t* x0, const uint32_t* x1, uint32_t* y0,
                       uint32_t* y1, int64_t n) {
   // Keys are split and folded a few at a time: a plain loop is enough.

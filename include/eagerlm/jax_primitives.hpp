@@ -18,6 +18,10 @@ EAGERLM_API void random_bits32(uint32_t k0, uint32_t k1, uint32_t* out, int64_t 
 // scale = float(sqrt(2)) gives the normal itself, and float(sqrt(2)) · c gives `normal * c` as
 // jax.jit computes it (XLA folds the two constants into one before multiplying).
 EAGERLM_API void normal_f32(uint32_t k0, uint32_t k1, float scale, float* out, int64_t n);
+// jax.random.uniform(key, shape, jnp.float32, lo, hi) under jax.jit, row-major, with width =
+// float(hi - lo): unit · width + lo in one rounding (XLA:CPU contracts it into an fma), then
+// max(lo, ·).
+EAGERLM_API void uniform_f32(uint32_t k0, uint32_t k1, float lo, float width, float* out, int64_t n);
 // The threefry2x32 primitive, elementwise over n (key, counter) pairs: (y0, y1)[i] =
 // threefry2x32((k0, k1)[i], (x0, x1)[i]).
 EAGERLM_API void threefry2x32(const uint32_t* k0, const uint32_t* k1, const uint32_t* x0, const uint32_t* x1,

@@ -192,6 +192,9 @@ void fill_constant(float value, DType dtype, void* out, int64_t n) { active().fi
 void fill_random_bits32(rng::Key key, uint32_t* out, int64_t n, uint64_t first_index) {
   active().fill_random_bits32(key, out, n, first_index);
 }
+void fill_uniform_f32(rng::Key key, float lo, float width, float* out, int64_t n, uint64_t first_index) {
+  active().fill_uniform_f32(key, lo, width, out, n, first_index);
+}
 void fill_erfinv_scaled_f32(rng::Key key, float scale, float* out, int64_t n, uint64_t first_index) {
   active().fill_erfinv_scaled_f32(key, scale, out, n, first_index);
 }

@@ -30,6 +30,7 @@ struct KernelTable {
   decltype(&cpu::fill_normal) fill_normal;
   decltype(&cpu::fill_constant) fill_constant;
   decltype(&cpu::fill_random_bits32) fill_random_bits32;
+  decltype(&cpu::fill_uniform_f32) fill_uniform_f32;
   decltype(&cpu::fill_erfinv_scaled_f32) fill_erfinv_scaled_f32;
   decltype(&cpu::erf_inv_f32) erf_inv_f32;
   decltype(&cpu::fma_f32) fma_f32;

@@ -104,6 +104,29 @@ struct TimesScale {
   float operator()(float erfinv_u) const { return fp::mul(erfinv_u, scale); }
 };
 
+// out[i] = value(random_bits32(key, first_index + i)) for i in [0, n), multi-threaded.
+template <typename T, typename Value>
+void fill_from_bits(Key key, const Value& value, T* out, int64_t n, uint64_t first_index) {
+  if (n <= 0) return;
+  parallel_ranges(n, [&](int64_t begin, int64_t end) {
+    uint64_t index = first_index + uint64_t(begin);
+    for (int64_t i = begin; i < end;) {
+      // The counter's high word is constant within the run: the loop is 32-bit arithmetic only.
+      const uint32_t hi = uint32_t(index >> 32), lo = uint32_t(index);
+      const uint64_t left_in_block = (uint64_t{1} << 32) - lo;
+      const int64_t count = int64_t(std::min<uint64_t>(uint64_t(end - i), left_in_block));
+      T* const dst = out + i;
+#pragma omp simd
+      for (int64_t j = 0; j < count; ++j) {
+        const Block b = threefry2x32(key, {hi, lo + uint32_t(j)});
+        dst[j] = value(b.x0 ^ b.x1);
+      }
+      i += count;
+      index += uint64_t(count);
+    }
+  });
+}
+
 }  // namespace
 
 void fill_normal_f32(Key key, float stddev, float* out, int64_t n, uint64_t first_index) {
@@ -137,24 +160,11 @@ void fill_normal(Key key, float stddev, DType dtype, void* out, int64_t n, uint6
 }
 
 void fill_random_bits32(Key key, uint32_t* out, int64_t n, uint64_t first_index) {
-  if (n <= 0) return;
-  parallel_ranges(n, [&](int64_t begin, int64_t end) {
-    uint64_t index = first_index + uint64_t(begin);
-    for (int64_t i = begin; i < end;) {
-      // The counter's high word is constant within the run: the loop is 32-bit arithmetic only.
-      const uint32_t hi = uint32_t(index >> 32), lo = uint32_t(index);
-      const uint64_t left_in_block = (uint64_t{1} << 32) - lo;
-      const int64_t count = int64_t(std::min<uint64_t>(uint64_t(end - i), left_in_block));
-      uint32_t* const dst = out + i;
-#pragma omp simd
-      for (int64_t j = 0; j < count; ++j) {
-        const Block b = threefry2x32(key, {hi, lo + uint32_t(j)});
-        dst[j] = b.x0 ^ b.x1;
-      }
-      i += count;
-      index += uint64_t(count);
-    }
-  });
+  fill_from_bits(key, [](uint32_t bits) { return bits; }, out, n, first_index);
+}
+
+void fill_uniform_f32(Key key, float lo, float width, float* out, int64_t n, uint64_t first_index) {
+  fill_from_bits(key, [lo, width](uint32_t bits) { return uniform_from_bits(bits, lo, width); }, out, n, first_index);
 }
 
 void fill_constant(float value, DType dtype, void* out, int64_t n) {

@@ -37,6 +37,7 @@ const KernelTable EAGERLM_CPU_TABLE(EAGERLM_CPU_ISA) = {
     &EAGERLM_CPU_ISA::fill_normal,
     &EAGERLM_CPU_ISA::fill_constant,
     &EAGERLM_CPU_ISA::fill_random_bits32,
+    &EAGERLM_CPU_ISA::fill_uniform_f32,
     &EAGERLM_CPU_ISA::fill_erfinv_scaled_f32,
     &EAGERLM_CPU_ISA::erf_inv_f32,
     &EAGERLM_CPU_ISA::fma_f32,

@@ -45,6 +45,14 @@ void bind_jax(nb::module_& m) {
       nb::arg("k0"), nb::arg("k1"), nb::arg("scale"), nb::arg("out").noconvert(),
       "erfinv(u) * scale for the uniforms u of jax.random.normal(key, out.shape, float32), into out.");
   m.def(
+      "jax_uniform_f32",
+      [](uint32_t k0, uint32_t k1, float lo, float width, Out<float> out) {
+        nb::gil_scoped_release release;
+        jax::uniform_f32(k0, k1, lo, width, out.data(), int64_t(out.size()));
+      },
+      nb::arg("k0"), nb::arg("k1"), nb::arg("lo"), nb::arg("width"), nb::arg("out").noconvert(),
+      "jax.random.uniform(key, out.shape, float32, lo, lo + width) as jax.jit computes it, into out.");
+  m.def(
       "jax_threefry2x32",
       [](In<uint32_t> k0, In<uint32_t> k1, In<uint32_t> x0, In<uint32_t> x1, Out<uint32_t> y0, Out<uint32_t> y1) {
         const int64_t n = common_size("jax_threefry2x32", k0, k1, x0, x1, y0, y1);

@@ -97,7 +97,7 @@ def test_flax_linen_every_standard_initializer():
             return nn.LayerNorm()(x)
 
     _, stats = check(Every().init, jax.random.PRNGKey(3), jnp.ones((2, 7)),
-                     eagerlm_computes=("random_bits", "erf_inv", "normal", "random_fold_in"))
+                     eagerlm_computes=("uniform", "erf_inv", "normal", "random_fold_in"))
     assert stats.jax == {}
 
 
@@ -113,7 +113,24 @@ def test_truncated_normal_and_variance_scaling_with_typed_keys():
             return x
 
     for key in (jax.random.key(0), jax.random.key(2**31 + 7)):
-        check(Model().init, key, jnp.ones((3, 9)), eagerlm_computes=("erf_inv", "random_bits"))
+        check(Model().init, key, jnp.ones((3, 9)), eagerlm_computes=("erf_inv", "uniform"))
+
+
+def test_uniform_whole_calls_and_the_bounds_they_do_not_take():
+    """Scalar bounds of any kind (Python floats: weak-typed; float32 arrays; a width that
+    overflows to inf) run as one uniform kernel; array bounds and bfloat16 draws run
+    primitive by primitive; every one bit for bit jax.jit's."""
+    def draws(key):
+        k = jax.random.split(key, 6)
+        return {"weak": jax.random.uniform(k[0], (7, 5), jnp.float32, -0.5, 0.5),
+                "typed": jax.random.uniform(k[1], (300,), jnp.float32, jnp.float32(-2), jnp.float32(7)),
+                "default": jax.random.uniform(k[2], (4, 4)),
+                "huge": jax.random.uniform(k[3], (64,), jnp.float32, -3e38, 3e38),
+                "arrays": jax.random.uniform(k[4], (5, 3), jnp.float32, jnp.zeros(3), jnp.arange(1.0, 4.0)),
+                "bf16": jax.random.uniform(k[5], (9,), jnp.bfloat16, -1.0, 1.0)}
+
+    _, stats = check(draws, jax.random.key(5), eagerlm_computes=("uniform", "random_bits"))
+    assert stats.eagerlm["uniform"] == 4
 
 
 def test_plain_function_with_shapes_and_scalars_static():

@@ -1,5 +1,5 @@
-// The kernels under eagerlm.jax.init (cpu_ops.h: fill_random_bits32, fill_erfinv_scaled_f32,
-// erf_inv_f32, fma_f32) against their scalar definitions, on fresh random inputs, over sizes,
+// The kernels under eagerlm.jax.init (cpu_ops.h: fill_random_bits32, fill_uniform_f32,
+// fill_erfinv_scaled_f32, erf_inv_f32, fma_f32) against their scalar definitions, on fresh random inputs, over sizes,
 // thread counts and the 2^32 counter boundary. Their agreement with jax.jit itself is checked
 // from Python (test/python_package/test_jax_init.py).
 #include <catch2/catch.hpp>
@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "kernels/common/random/normal.h"
@@ -70,6 +71,46 @@ TEST_CASE("fill_erfinv_scaled_f32 is erfinv(u) * scale; at scale sqrt(2) the nor
     CHECK(bits_of(std::vector<float>(normal.begin(), normal.begin() + n)) == bits_of(expected_normal));
     CHECK(out[size_t(n)] == -7.0f);
   }
+}
+
+namespace {
+
+// jax.random.uniform's last steps written out here: the bits' top 23 as a mantissa in [1, 2),
+// minus 1, one fma with the width and the low end, then max(lo, ·) with NumPy's NaN rule.
+float uniform_definition(uint32_t bits, float lo, float width) {
+  const uint32_t mantissa = (bits >> 9) | 0x3f800000u;
+  float one_to_two;
+  std::memcpy(&one_to_two, &mantissa, sizeof one_to_two);
+  const float u = std::fmaf(one_to_two - 1.0f, width, lo);
+  return (lo >= u || std::isnan(lo)) ? lo : u;
+}
+
+}  // namespace
+
+TEST_CASE("fill_uniform_f32 is jax.random.uniform's bits, fma and max element by element", "[random][jax]") {
+  std::mt19937_64 rng(Catch::rngSeed());
+  const Key key = key_from_seed(rng());
+  const int saved_threads = omp_get_max_threads();
+  const float lo = std::uniform_real_distribution<float>(-3.0f, 1.0f)(rng);
+  const float width = std::uniform_real_distribution<float>(0.001f, 5.0f)(rng);
+  const std::pair<float, float> ranges[] = {{lo, width}, {-0.5f, 1.0f}, {0.0f, 0.0f}, {-1.0f, 3e38f}};
+  for (const auto& [low, w] : ranges) {
+    for (const uint64_t first : {uint64_t{0}, (uint64_t{1} << 32) - 5}) {  // runs across the high word
+      for (const int threads : {1, 2}) {
+        omp_set_num_threads(threads);
+        for (const int64_t n : kSizes) {
+          INFO("lo " << low << " width " << w << " first " << first << " n " << n << " threads " << threads);
+          std::vector<float> out(size_t(n) + 1, -7.0f), expected(static_cast<size_t>(n));
+          cpu::fill_uniform_f32(key, low, w, out.data(), n, first);
+          for (int64_t i = 0; i < n; ++i)
+            expected[size_t(i)] = uniform_definition(random_bits32(key, first + uint64_t(i)), low, w);
+          CHECK(bits_of(std::vector<float>(out.begin(), out.begin() + n)) == bits_of(expected));
+          CHECK(out[size_t(n)] == -7.0f);
+        }
+      }
+    }
+  }
+  omp_set_num_threads(saved_threads);
 }
 
 TEST_CASE("erf_inv_f32 is erfinv_f32 on [-1, 1], inf at the ends, NaN outside", "[random][jax]") {

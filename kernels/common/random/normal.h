@@ -74,6 +74,15 @@ EAGERLM_HOST_DEVICE inline float uniform_pm1_from_bits(uint32_t bits) {
   return u < kUniformLow ? kUniformLow : u;
 }
 
+// jax.random.uniform(key, shape, float32, lo, hi) under jax.jit, given the element's 32 bits and
+// width = float(hi - lo): unit in [0, 1) as above, `unit * width + lo` as the one fma XLA:CPU
+// contracts it into, then JAX's max(lo, ·) with NumPy's and XLA's NaN rule (a NaN sum wins).
+EAGERLM_HOST_DEVICE inline float uniform_from_bits(uint32_t bits, float lo, float width) {
+  const float unit = fp::sub(fp::from_bits((bits >> 9) | 0x3f800000u), 1.0f);
+  const float u = fp::fma(unit, width, lo);
+  return (lo >= u || lo != lo) ? lo : u;
+}
+
 // Natural log of a positive, normal, finite float as XLA:CPU computes it (Cephes): x = m·2^e
 // with m in [sqrt(1/2), sqrt(2)), log(m) by a degree-8 polynomial in t = m - 1, and e·ln 2 added
 // in two parts (0.693359375 + -2.12194440e-4). No special cases: the caller guarantees the domain.

@@ -1,10 +1,12 @@
-"""Whole calls computed by one eagerlm kernel: `jax.random.normal(key, shape, float32)`.
+"""Whole calls computed by one eagerlm kernel: `jax.random.normal(key, shape, float32)` and
+`jax.random.uniform(key, shape, float32, minval, maxval)` with scalar bounds (which
+`jax.random.truncated_normal` and the uniform and variance-scaling initializers call).
 
-A traced initializer calls jax.random.normal as a nested jit named `_normal`. When such a call
-is, equation for equation, what jax.random.normal itself traces to for that shape (checked by
-tracing it and comparing the printed jaxprs, so a user function of the same name or another JAX
-version's different sampler is never mistaken for it), eagerlm's fused normal kernel computes it
-in one pass: the same bits as its primitives one by one, several times faster.
+A traced initializer calls them as nested jits named `_normal` and `_uniform`. When such a call
+is, equation for equation, what the JAX function itself traces to for that shape and those input
+types (checked by tracing it and comparing the printed jaxprs, so a user function of the same
+name or another JAX version's different sampler is never mistaken for it), eagerlm's fused
+kernel computes it in one pass: the same bits as its primitives one by one, several times faster.
 """
 
 from __future__ import annotations
@@ -29,23 +31,45 @@ def _normal_reference(shape: tuple[int, ...]) -> str:
     return str(eqn.params["jaxpr"])
 
 
+@functools.lru_cache(maxsize=256)
+def _uniform_reference(shape: tuple[int, ...], bounds: tuple[tuple[Any, bool], ...]) -> str | None:
+    """The printed callee of jax.random.uniform(key, shape, float32, lo, hi) traced with bounds
+    of these (dtype, weak_type), or None when it does not trace to one call."""
+    lo, hi = (jax.ShapeDtypeStruct((), dtype, weak_type=weak) for dtype, weak in bounds)
+    closed = jax.make_jaxpr(lambda k, a, b: jax.random.uniform(k, shape, jnp.float32, a, b))(
+        jax.random.key(0), lo, hi)
+    if len(closed.jaxpr.eqns) != 1 or "jaxpr" not in closed.jaxpr.eqns[0].params:
+        return None
+    return str(closed.jaxpr.eqns[0].params["jaxpr"])
+
+
 _SQRT2 = np.array(np.sqrt(2), np.float32)  # as jax.random.normal rounds it
+
+
+def _threefry_key(aval: Any) -> bool:
+    return (aval.shape == () and jax.dtypes.issubdtype(aval.dtype, jax.dtypes.prng_key)
+            and bool(jax.config.jax_threefry_partitionable) and is_threefry(aval.dtype._impl))
 
 
 def recognize(eqn: Any) -> tuple[str, list[Any]] | None:
     """(the fast path computing this call equation, the constant inputs it adds), or None to
     inline the call. A normal's added input is its scale: sqrt(2), the call's last multiply."""
-    if eqn.params.get("name") != "_normal" or len(eqn.invars) != 1 or len(eqn.outvars) != 1:
+    name, callee = eqn.params.get("name"), eqn.params.get("jaxpr")
+    if name not in ("_normal", "_uniform") or callee is None or len(eqn.outvars) != 1 or not eqn.invars:
         return None
     key, out = eqn.invars[0].aval, eqn.outvars[0].aval
-    if out.dtype != np.float32 or key.shape != () or not jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+    if out.dtype != np.float32 or not _threefry_key(key):
         return None
-    if not jax.config.jax_threefry_partitionable or not is_threefry(key.dtype._impl):
+    if name == "_normal":
+        if len(eqn.invars) != 1 or str(callee) != _normal_reference(tuple(out.shape)):
+            return None
+        return "normal", [_SQRT2]
+    bounds = [v.aval for v in eqn.invars[1:]]
+    if len(bounds) != 2 or any(b.shape != () or b.dtype != np.float32 for b in bounds):
+        return None  # array bounds, other dtypes: the primitives one by one
+    if str(callee) != _uniform_reference(tuple(out.shape), tuple((b.dtype, bool(b.weak_type)) for b in bounds)):
         return None
-    callee = eqn.params.get("jaxpr")
-    if callee is None or str(callee) != _normal_reference(tuple(out.shape)):
-        return None
-    return "normal", [_SQRT2]
+    return "uniform", []
 
 
 def _normal(step: Step, xs: list[Any]) -> list[Any]:
@@ -61,4 +85,15 @@ def _normal(step: Step, xs: list[Any]) -> list[Any]:
     return [out]
 
 
-FAST_CALLS = {"normal": _normal}
+def _uniform(step: Step, xs: list[Any]) -> list[Any]:
+    keys, lo, hi = xs
+    assert isinstance(keys, Keys)
+    lo32, hi32 = np.float32(np.asarray(lo).reshape(())), np.float32(np.asarray(hi).reshape(()))
+    with np.errstate(over="ignore"):  # an infinite width is what XLA computes too
+        width = np.float32(hi32 - lo32)  # `sub maxval minval` in float32, as the callee does
+    out = _memory.empty(tuple(step.out_avals[0].shape), np.float32)
+    _core.jax_uniform_f32(int(keys.data[0]), int(keys.data[1]), float(lo32), float(width), out)
+    return [out]
+
+
+FAST_CALLS = {"normal": _normal, "uniform": _uniform}
