@@ -14,6 +14,7 @@
 
 #include "engine/core/error.h"
 #include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/parallel.h"
 
 namespace eagerlm {
 
@@ -167,8 +168,9 @@ DeviceLimits measure_cpu_limits(int threads) {
   const size_t n = (size_t(1) << 30) / sizeof(float);
   float* data = static_cast<float*>(std::aligned_alloc(64, n * sizeof(float)));
   if (!data) throw_error(ErrorCode::kOutOfMemory, "bandwidth probe: could not allocate 1 GiB");
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (size_t i = 0; i < n; ++i) data[i] = 1.0f;  // first touch on the reading thread
+  // First touch on the thread that will read each part.
+  cpu::parallel_ranges(
+      int64_t(n), [&](int64_t i0, int64_t i1) { std::fill(data + i0, data + i1, 1.0f); }, 16, threads);
   std::vector<double> gbps;
   volatile float sink = 0;
   for (int rep = 0; rep < 9; ++rep) {

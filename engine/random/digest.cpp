@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "kernels/cpu/parallel.h"
+
 namespace eagerlm::rng {
 
 namespace {
@@ -90,13 +92,12 @@ void BlockedDigest::add(const void* data, size_t size) {
   const size_t first = block_hashes_.size();
   block_hashes_.resize(first + 8 * size_t(blocks));
   unsigned char* out = block_hashes_.data() + first;
-#pragma omp parallel for schedule(dynamic, 1) if (blocks > 1)
-  for (int64_t i = 0; i < blocks; ++i) {
+  cpu::parallel_for(blocks, [&](int64_t i) {
     const size_t offset = size_t(i) * kDigestBlock;
     const size_t length = size - offset < kDigestBlock ? size - offset : kDigestBlock;
     const uint64_t h = xxh64(bytes + offset, length);
     for (size_t b = 0; b < 8; ++b) out[8 * size_t(i) + b] = static_cast<unsigned char>(h >> (8 * b));
-  }
+  });
 }
 
 uint64_t BlockedDigest::finish() const { return xxh64(block_hashes_.data(), block_hashes_.size()); }

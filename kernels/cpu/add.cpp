@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/parallel.h"
 
 #include "kernels/cpu/isa_begin.h"
 
@@ -26,11 +27,7 @@ void add(const float* a, const float* b, float* y, int64_t n) {
     add_range(a, b, y, 0, n);
     return;
   }
-  const int64_t n_chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static)
-  for (int64_t c = 0; c < n_chunks; ++c) {
-    add_range(a, b, y, c * kChunk, std::min(n, (c + 1) * kChunk));
-  }
+  parallel_ranges(n, [&](int64_t i0, int64_t i1) { add_range(a, b, y, i0, i1); }, kChunk);
 }
 
 }  // namespace eagerlm::cpu::EAGERLM_CPU_ISA

@@ -21,6 +21,7 @@
 // reductions, whose peeling would follow the address of the cache slot or of the scratch; and
 // which thread runs an item, or what else is in the step, changes nothing.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -32,6 +33,7 @@
 #include "kernels/common/dtype.h"
 #include "kernels/common/weights.h"
 #include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/vec_exp.h"
 
 #include "kernels/cpu/isa_begin.h"
@@ -288,12 +290,15 @@ void attention_of(const float* qkv, int64_t ld_qkv, const StepBatch& batch, cons
     for (int64_t item = 0; item < n_items; ++item) attend_item(item, scratch.data());
     return;
   }
-#pragma omp parallel
-  {
+  // One task per thread, each taking items as it frees up (items differ in length).
+  std::atomic<int64_t> next_item{0};
+  const int threads = parallel_threads();
+  parallel_for(std::min<int64_t>(threads, n_items), [&](int64_t) {
     std::vector<float> scratch(scratch_size);
-#pragma omp for schedule(dynamic, 1)
-    for (int64_t item = 0; item < n_items; ++item) attend_item(item, scratch.data());
-  }
+    for (int64_t item; (item = next_item.fetch_add(1, std::memory_order_relaxed)) < n_items;) {
+      attend_item(item, scratch.data());
+    }
+  });
 }
 
 }  // namespace

@@ -1,34 +1,36 @@
 // How the matrix-product kernels share work between threads: the output columns are split across
-// eagerlm's OpenMP threads, each computing its columns whole. (When the products ran on OpenBLAS,
+// the kernels' threads (parallel.h), each computing its columns whole. (When the products ran on OpenBLAS,
 // its own thread pool fighting OpenMP's over two cores made every GEMM several times slower;
 // engine/core/threads.h still keeps OpenBLAS single-threaded for any other caller.) Which thread
 // computes a column never changes its value: every element's arithmetic is fixed (see
 // linear_typed.cpp).
 #pragma once
 
-#include "kernels/common/openmp.h"
+#include "kernels/cpu/parallel.h"
 
 #include <algorithm>
 #include <cstdint>
 
 namespace eagerlm::cpu::detail {
 
-// Calls body(n0, n1) on column blocks covering [0, n), one per OpenMP thread, when the product
+// Calls body(n0, n1) on column blocks covering [0, n), one per thread, when the product
 // of m·k·n multiply-adds is big enough to be worth splitting. Blocks are multiples of 16 columns
 // (one AVX-512 vector), so only the last block can end in a partial vector.
 template <typename Body>
 void split_columns(int64_t m, int64_t k, int64_t n, const Body& body) {
-  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  const int threads = parallel_threads();
   if (threads <= 1 || m * k * n < (int64_t(1) << 18) || n < 32) {
     body(int64_t(0), n);
     return;
   }
   const int64_t block = (n + threads * 16 - 1) / (threads * 16) * 16;
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int t = 0; t < threads; ++t) {
-    const int64_t n0 = std::min(n, int64_t(t) * block), n1 = std::min(n, n0 + block);
-    if (n1 > n0) body(n0, n1);
-  }
+  parallel_for(
+      threads,
+      [&](int64_t t) {
+        const int64_t n0 = std::min(n, t * block), n1 = std::min(n, n0 + block);
+        if (n1 > n0) body(n0, n1);
+      },
+      threads);
 }
 
 }  // namespace eagerlm::cpu::detail

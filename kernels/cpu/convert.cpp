@@ -5,8 +5,6 @@
 // round to nearest even, exact on denormals) where the variant has it, with any group holding a
 // NaN redone by the scalar code (the instructions quiet NaN payloads, dtype.h keeps them), and by
 // the scalar code in the generic variant.
-#include "kernels/common/openmp.h"
-
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -15,6 +13,7 @@
 #include <cstring>
 
 #include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/parallel.h"
 
 #include "kernels/cpu/isa_begin.h"
 
@@ -31,17 +30,11 @@ typedef uint16_t U16x16 __attribute__((vector_size(32)));
 // kGroup elements but the last.
 template <typename Body>
 void split(int64_t n, const Body& body) {
-  if (n < kParallelElements || omp_in_parallel()) {
+  if (n < kParallelElements) {
     body(int64_t(0), n);
     return;
   }
-#pragma omp parallel
-  {
-    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-    const int64_t groups = (n + kGroup - 1) / kGroup;
-    const int64_t i0 = std::min(n, groups * t / nt * kGroup), i1 = std::min(n, groups * (t + 1) / nt * kGroup);
-    if (i1 > i0) body(i0, i1);
-  }
+  parallel_ranges(n, body, kGroup);
 }
 
 // Checkpoint data need not be 2-byte aligned, so halves are loaded with memcpy.

@@ -4,6 +4,7 @@
 #include "kernels/common/dtype.h"
 #include "kernels/common/weights.h"
 #include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/parallel.h"
 
 #include "kernels/cpu/isa_begin.h"
 
@@ -34,8 +35,9 @@ void embedding(const int32_t* ids, const int32_t* positions, int64_t n_tokens, c
     for (int64_t t = 0; t < n_tokens; ++t) row(t);
     return;
   }
-#pragma omp parallel for schedule(static)
-  for (int64_t t = 0; t < n_tokens; ++t) row(t);
+  parallel_ranges(n_tokens, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) row(t);
+  });
 }
 
 }  // namespace eagerlm::cpu::EAGERLM_CPU_ISA

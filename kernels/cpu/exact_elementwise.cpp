@@ -2,14 +2,13 @@
 // XLA's operation sequence (kernels/common/random/normal.h) and a fused multiply-add that rounds
 // once. Compiled with -ffp-contract=off (CMakeLists.txt) so nothing else fuses; the loops are
 // plain, for the compiler to vectorize at this variant's width.
-#include "kernels/common/openmp.h"
-
 #include <cmath>
 #include <cstdint>
 #include <limits>
 
 #include "kernels/common/random/normal.h"
 #include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/parallel.h"
 
 #include "kernels/cpu/isa_begin.h"
 
@@ -18,23 +17,32 @@ namespace eagerlm::cpu::EAGERLM_CPU_ISA {
 namespace {
 // Below this many elements the calling thread does all the work.
 constexpr int64_t kMinParallel = 1 << 16;
+
+template <typename Body>
+void elementwise_ranges(int64_t n, const Body& body) {
+  parallel_ranges(n, body, 16, n >= kMinParallel ? parallel_threads() : 1);
+}
 }  // namespace
 
 void erf_inv_f32(const float* in, float* out, int64_t n) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-#pragma omp parallel for simd schedule(static) if (n >= kMinParallel)
-  for (int64_t i = 0; i < n; ++i) {
-    const float x = in[i];
-    // normal.h's erfinv covers [-1, 1] (its log1p needs -x² in [-1, 0]); XLA gives NaN outside.
-    const float inside = rng::fp::abs(x) <= 1.0f ? x : 0.0f;
-    const float y = rng::erfinv_f32(inside);
-    out[i] = rng::fp::abs(x) <= 1.0f ? y : nan;
-  }
+  elementwise_ranges(n, [&](int64_t i0, int64_t i1) {
+#pragma omp simd
+    for (int64_t i = i0; i < i1; ++i) {
+      const float x = in[i];
+      // normal.h's erfinv covers [-1, 1] (its log1p needs -x² in [-1, 0]); XLA gives NaN outside.
+      const float inside = rng::fp::abs(x) <= 1.0f ? x : 0.0f;
+      const float y = rng::erfinv_f32(inside);
+      out[i] = rng::fp::abs(x) <= 1.0f ? y : nan;
+    }
+  });
 }
 
 void fma_f32(const float* a, const float* b, const float* c, float* out, int64_t n) {
-#pragma omp parallel for simd schedule(static) if (n >= kMinParallel)
-  for (int64_t i = 0; i < n; ++i) out[i] = std::fma(a[i], b[i], c[i]);
+  elementwise_ranges(n, [&](int64_t i0, int64_t i1) {
+#pragma omp simd
+    for (int64_t i = i0; i < i1; ++i) out[i] = std::fma(a[i], b[i], c[i]);
+  });
 }
 
 }  // namespace eagerlm::cpu::EAGERLM_CPU_ISA

@@ -4,11 +4,10 @@
 #include <immintrin.h>
 #endif
 
-#include "kernels/common/openmp.h"
-
 #include "kernels/common/dtype.h"
 #include "kernels/common/weights.h"
 #include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/parallel.h"
 
 #include "kernels/cpu/isa_begin.h"
 
@@ -27,12 +26,7 @@ void gather_rows_typed(const Weights& w, int64_t k, const int32_t* rows, int64_t
     widen_rows(w, k, 0, rows, n_rows, out);
     return;
   }
-#pragma omp parallel
-  {
-    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-    const int64_t r0 = n_rows * t / nt, r1 = n_rows * (t + 1) / nt;
-    if (r1 > r0) widen_rows(w, k, 0, rows + r0, r1 - r0, out + r0 * k);
-  }
+  parallel_ranges(n_rows, [&](int64_t r0, int64_t r1) { widen_rows(w, k, 0, rows + r0, r1 - r0, out + r0 * k); });
 }
 
 }  // namespace eagerlm::cpu::EAGERLM_CPU_ISA

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/vec_exp.h"
 
 #include "kernels/cpu/isa_begin.h"
@@ -36,11 +37,7 @@ void gelu(const float* x, float* y, int64_t n) {
     gelu_range(x, y, 0, n);
     return;
   }
-  const int64_t n_chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static)
-  for (int64_t c = 0; c < n_chunks; ++c) {
-    gelu_range(x, y, c * kChunk, std::min(n, (c + 1) * kChunk));
-  }
+  parallel_ranges(n, [&](int64_t i0, int64_t i1) { gelu_range(x, y, i0, i1); }, kChunk);
 }
 
 }  // namespace eagerlm::cpu::EAGERLM_CPU_ISA

@@ -6,6 +6,7 @@
 
 #include "kernels/common/dtype.h"
 #include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/parallel.h"
 
 #include "kernels/cpu/isa_begin.h"
 
@@ -45,8 +46,9 @@ void kv_append(const float* qkv, const StepBatch& batch, const KvLayout& layout,
     if (n_new * 2 * width <= kParallelElements) {
       for (int64_t r = 0; r < n_new; ++r) append_row(r);
     } else {
-#pragma omp parallel for schedule(static)
-      for (int64_t r = 0; r < n_new; ++r) append_row(r);
+      parallel_ranges(n_new, [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) append_row(r);
+      });
     }
   }
 }

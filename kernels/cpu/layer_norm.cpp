@@ -13,6 +13,7 @@
 #include "kernels/common/dtype.h"
 #include "kernels/common/weights.h"
 #include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/parallel.h"
 
 #include "kernels/cpu/isa_begin.h"
 
@@ -74,10 +75,9 @@ void layer_norm(const float* x, const float* gamma, const float* beta, float* y,
     }
     return;
   }
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    normalize_row(x + r * cols, gamma, beta, y + r * cols, cols, eps);
-  }
+  parallel_ranges(rows, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) normalize_row(x + r * cols, gamma, beta, y + r * cols, cols, eps);
+  });
 }
 
 }  // namespace eagerlm::cpu::EAGERLM_CPU_ISA

@@ -1,11 +1,11 @@
 // Machine probes for benchmarks: a memory-bound read and register-resident FMA chains, both at
 // this variant's vector width (16 floats with AVX-512, 8 with AVX2, 4 otherwise), so that the
 // limits `eagerlm bench` quotes are the ones the kernels it measures could reach.
-#include "kernels/common/openmp.h"
-
 #include <cstdint>
+#include <vector>
 
 #include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/parallel.h"
 
 #include "kernels/cpu/isa_begin.h"
 
@@ -27,29 +27,30 @@ typedef float Vec __attribute__((vector_size(kLanes * sizeof(float))));
 float read_sum(const float* data, int64_t n, int threads) {
   const Vec* vec = reinterpret_cast<const Vec*>(data);
   const int64_t nv = n / kLanes;
-  float total = 0;
-#pragma omp parallel num_threads(threads) reduction(+ : total)
-  {
+  // Through the kernels' own thread pool, as the products it is the floor of.
+  const int64_t groups = nv / 4, parts = threads > 0 ? threads : 1;
+  std::vector<float> partial(size_t(parts), 0.0f);
+  parallel_for(parts, [&](int64_t p) {
     // Four vector accumulators: the loop is bound by memory, not by add latency.
     Vec s0 = {}, s1 = {}, s2 = {}, s3 = {};
-#pragma omp for schedule(static)
-    for (int64_t i = 0; i < nv; i += 4) {
+    for (int64_t i = 4 * (groups * p / parts); i < 4 * (groups * (p + 1) / parts); i += 4) {
       s0 += vec[i];
       s1 += vec[i + 1];
       s2 += vec[i + 2];
       s3 += vec[i + 3];
     }
     const Vec s = s0 + s1 + s2 + s3;
-    for (int k = 0; k < kLanes; ++k) total += s[k];
-  }
+    for (int k = 0; k < kLanes; ++k) partial[size_t(p)] += s[k];
+  }, int(parts));
+  float total = 0;
+  for (float t : partial) total += t;
   return total;
 }
 
 double fma_flops(int64_t iterations, int threads) {
   constexpr int kChains = 10;  // independent FMA chains hide the FMA latency on two pipes
-  float guard = 0;
-#pragma omp parallel num_threads(threads) reduction(+ : guard)
-  {
+  std::vector<float> guards(size_t(threads > 0 ? threads : 1), 0.0f);
+  parallel_for(int64_t(guards.size()), [&](int64_t t) {
     const Vec zero = {};
     const Vec x = zero + 1e-3f, y = zero + 0.999999f;
     Vec a0 = zero, a1 = zero + 1, a2 = zero + 2, a3 = zero + 3, a4 = zero + 4;
@@ -59,8 +60,10 @@ double fma_flops(int64_t iterations, int threads) {
       a5 = a5 * y + x, a6 = a6 * y + x, a7 = a7 * y + x, a8 = a8 * y + x, a9 = a9 * y + x;
     }
     const Vec s = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9;
-    guard += s[0];
-  }
+    guards[size_t(t)] = s[0];
+  }, threads);
+  float guard = 0;
+  for (float g : guards) guard += g;
   // guard is a finite sum that never equals this; the comparison keeps the loop alive.
   const double flops = double(threads) * double(iterations) * kChains * kLanes * 2;
   return guard == 12345.0f ? -flops : flops;

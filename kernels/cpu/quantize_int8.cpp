@@ -4,11 +4,10 @@
 // Blocks are independent; they are split over the OpenMP threads. Vector loops, the same
 // arithmetic in every variant (rounding by the 1.5·2^23 trick, no library call), so all
 // variants give identical bytes. Weights are finite (the caller checks); a NaN quantizes to 0.
-#include "kernels/common/openmp.h"
-
 #include <cmath>
 
 #include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/parallel.h"
 
 #include "kernels/cpu/isa_begin.h"
 
@@ -72,13 +71,16 @@ void quantize_row(const float* w, int64_t cols, int64_t r, int8_t* q, float* sca
 
 void quantize_int8(const float* w, int64_t rows, int64_t cols, bool input_major, int8_t* q, float* scales) {
   if (rows <= 0 || cols <= 0) return;
+  const int threads = rows * cols > 65536 ? parallel_threads() : 1;
   if (input_major) {
     const int64_t blocks = rows / kInt8Block;
-#pragma omp parallel for schedule(static) if (rows * cols > 65536)
-    for (int64_t b = 0; b < blocks; ++b) quantize_block_rows(w, cols, b, q, scales);
+    parallel_ranges(blocks, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) quantize_block_rows(w, cols, b, q, scales);
+    }, 1, threads);
   } else {
-#pragma omp parallel for schedule(static) if (rows * cols > 65536)
-    for (int64_t r = 0; r < rows; ++r) quantize_row(w, cols, r, q, scales);
+    parallel_ranges(rows, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) quantize_row(w, cols, r, q, scales);
+    }, 1, threads);
   }
 }
 

@@ -3,13 +3,12 @@
 // arithmetic that the compiler vectorizes (AVX-512: 16 elements per instruction). Compiled with -ffp-contract=off
 // -fno-math-errno (see CMakeLists.txt): the first keeps every rounding as written in normal.h, the second lets sqrt
 // vectorize.
-#include "kernels/common/openmp.h"
-
 #include <algorithm>
 #include <cstring>
 
 #include "kernels/common/random/normal.h"
 #include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/parallel.h"
 
 #include "kernels/cpu/isa_begin.h"
 
@@ -22,26 +21,12 @@ namespace {
 // Below this many elements a tensor is filled by the calling thread alone.
 constexpr int64_t kMinElementsPerThread = 1 << 15;
 
-// Runs body(begin, end) over [0, n) split into one contiguous range per thread.
+// Runs body(begin, end) over [0, n) split into one contiguous range per thread (boundaries at 16
+// elements, so threads do not share cache lines), the calling thread alone for small tensors.
 template <typename Body>
-void parallel_ranges(int64_t n, const Body& body) {
-  const int64_t max_threads = std::max<int64_t>(1, omp_get_max_threads());
-  const int64_t threads = std::clamp<int64_t>(n / kMinElementsPerThread, 1, max_threads);
-  if (threads == 1) {
-    body(int64_t{0}, n);
-    return;
-  }
-#pragma omp parallel num_threads(int(threads))
-  {
-    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-    // Equal shares, boundaries rounded up to 16 elements so threads do not share cache lines.
-    auto boundary = [&](int64_t k) {
-      const int64_t even = n / nt * k + std::min(k, n % nt);
-      return std::min(n, (even + 15) / 16 * 16);
-    };
-    const int64_t begin = boundary(t), end = t + 1 == nt ? n : boundary(t + 1);
-    if (begin < end) body(begin, end);
-  }
+void fill_ranges(int64_t n, const Body& body) {
+  const int64_t threads = std::clamp<int64_t>(n / kMinElementsPerThread, 1, parallel_threads());
+  parallel_ranges(n, body, 16, int(threads));
 }
 
 // Elements per pass in normal_run: three 4 KiB scratch arrays, all resident in L1.
@@ -108,7 +93,7 @@ struct TimesScale {
 template <typename T, typename Value>
 void fill_from_bits(Key key, const Value& value, T* out, int64_t n, uint64_t first_index) {
   if (n <= 0) return;
-  parallel_ranges(n, [&](int64_t begin, int64_t end) {
+  fill_ranges(n, [&](int64_t begin, int64_t end) {
     uint64_t index = first_index + uint64_t(begin);
     for (int64_t i = begin; i < end;) {
       // The counter's high word is constant within the run: the loop is 32-bit arithmetic only.
@@ -131,14 +116,14 @@ void fill_from_bits(Key key, const Value& value, T* out, int64_t n, uint64_t fir
 
 void fill_normal_f32(Key key, float stddev, float* out, int64_t n, uint64_t first_index) {
   if (n <= 0) return;
-  parallel_ranges(n, [&](int64_t begin, int64_t end) {
+  fill_ranges(n, [&](int64_t begin, int64_t end) {
     normal_range(key, TimesSqrt2ThenStddev{stddev}, out + begin, first_index + uint64_t(begin), end - begin);
   });
 }
 
 void fill_erfinv_scaled_f32(Key key, float scale, float* out, int64_t n, uint64_t first_index) {
   if (n <= 0) return;
-  parallel_ranges(n, [&](int64_t begin, int64_t end) {
+  fill_ranges(n, [&](int64_t begin, int64_t end) {
     normal_range(key, TimesScale{scale}, out + begin, first_index + uint64_t(begin), end - begin);
   });
 }
@@ -149,7 +134,7 @@ void fill_normal(Key key, float stddev, DType dtype, void* out, int64_t n, uint6
   // Half-width outputs: generate a cache-resident block of float32, then convert it into place.
   constexpr int64_t kBlock = 4096;
   auto* dst = static_cast<unsigned char*>(out);
-  parallel_ranges(n, [&](int64_t begin, int64_t end) {
+  fill_ranges(n, [&](int64_t begin, int64_t end) {
     alignas(64) float block[kBlock];
     for (int64_t i = begin; i < end; i += kBlock) {
       const int64_t count = std::min(kBlock, end - i);
@@ -171,12 +156,12 @@ void fill_constant(float value, DType dtype, void* out, int64_t n) {
   if (n <= 0) return;
   if (dtype == DType::kF32) {
     auto* dst = static_cast<float*>(out);
-    parallel_ranges(n, [&](int64_t begin, int64_t end) { std::fill(dst + begin, dst + end, value); });
+    fill_ranges(n, [&](int64_t begin, int64_t end) { std::fill(dst + begin, dst + end, value); });
     return;
   }
   const uint16_t pattern = dtype == DType::kF16 ? float_to_f16(value) : float_to_bf16(value);
   auto* dst = static_cast<uint16_t*>(out);
-  parallel_ranges(n, [&](int64_t begin, int64_t end) { std::fill(dst + begin, dst + end, pattern); });
+  fill_ranges(n, [&](int64_t begin, int64_t end) { std::fill(dst + begin, dst + end, pattern); });
 }
 
 }  // namespace eagerlm::cpu::EAGERLM_CPU_ISA

@@ -11,6 +11,7 @@
 #include "kernels/common/dtype.h"
 #include "kernels/common/weights.h"
 #include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/vec_exp.h"
 
 #include "kernels/cpu/isa_begin.h"
@@ -54,8 +55,9 @@ void softmax(float* x, int64_t rows, int64_t cols, const int32_t* valid) {
     for (int64_t r = 0; r < rows; ++r) row(r);
     return;
   }
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < rows; ++r) row(r);
+  parallel_ranges(rows, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) row(r);
+  });
 }
 
 }  // namespace eagerlm::cpu::EAGERLM_CPU_ISA

@@ -14,7 +14,7 @@
 #include <limits>
 #include <vector>
 
-#include "kernels/common/openmp.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/vec_exp.h"
 
@@ -87,14 +87,11 @@ void target_logprobs(const float* h, int64_t ldh, const float* w, const int32_t*
     }
   };
   // Tasks are numbered block-major, so a thread's consecutive tasks share one block of w while it
-  // is in cache. Inside the region linear_transposed sees omp_in_parallel() and stays on its thread.
-  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
-  if (threads <= 1 || n_tasks == 1 || rows * d * vocab < kParallelWork) {
-    for (int64_t task = 0; task < n_tasks; ++task) run_task(task);
-  } else {
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t task = 0; task < n_tasks; ++task) run_task(task);
-  }
+  // is in cache. Inside a task linear_transposed sees parallel_threads() == 1 and stays on its thread.
+  const int threads = rows * d * vocab < kParallelWork ? 1 : parallel_threads();
+  parallel_ranges(n_tasks, [&](int64_t t0, int64_t t1) {
+    for (int64_t task = t0; task < t1; ++task) run_task(task);
+  }, 1, threads);
 
   for (int64_t r = 0; r < rows; ++r) {
     float m = -std::numeric_limits<float>::infinity();

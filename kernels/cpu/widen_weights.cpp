@@ -6,13 +6,12 @@
 #include <immintrin.h>
 #endif
 
-#include "kernels/common/openmp.h"
-
 #include <algorithm>
 
 #include "kernels/common/dtype.h"
 #include "kernels/common/weights.h"
 #include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/parallel.h"
 
 #include "kernels/cpu/isa_begin.h"
 
@@ -42,19 +41,13 @@ void widen_range(const Weights& w, int64_t rows, int64_t cols, bool input_major,
 
 void widen_weights(const Weights& w, int64_t rows, int64_t cols, bool input_major, float* out) {
   if (rows <= 0 || cols <= 0) return;
-  if (rows * cols <= kParallelElements || omp_in_parallel()) {
+  if (rows * cols <= kParallelElements) {
     widen_range(w, rows, cols, input_major, 0, rows, out);
     return;
   }
   // Input-major int8 splits at whole blocks of rows (a block shares its scales).
   const int64_t unit = input_major && w.type == WeightType::kInt8 ? kInt8Block : 1;
-  const int64_t units = (rows + unit - 1) / unit;
-#pragma omp parallel
-  {
-    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-    const int64_t r0 = std::min(rows, units * t / nt * unit), r1 = std::min(rows, units * (t + 1) / nt * unit);
-    if (r1 > r0) widen_range(w, rows, cols, input_major, r0, r1, out);
-  }
+  parallel_ranges(rows, [&](int64_t r0, int64_t r1) { widen_range(w, rows, cols, input_major, r0, r1, out); }, unit);
 }
 
 }  // namespace eagerlm::cpu::EAGERLM_CPU_ISA
