@@ -6,13 +6,11 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "cli/openmp_wait_policy.h"
 #include "eagerlm/version.h"
 #include "engine/core/error.h"
 
 int main(int argc, char** argv) {
   using namespace eagerlm::cli;
-  prefer_passive_openmp_waiting(argc, argv);
   CLI::App root{"eagerlm: GPT-2 inference engine (CPU and CUDA)", "eagerlm"};
   root.set_version_flag("--version", "eagerlm " EAGERLM_VERSION_STRING);
   root.require_subcommand(1);

@@ -1,10 +1,15 @@
 // The kernels' thread pool (parallel.h). Compiled once, not per ISA variant: one pool a process.
 //
-// A call publishes its job and bumps `epoch_`, whose low 8 bits say how many threads take part;
-// workers 1 .. participants-1 run tasks, the caller is participant 0. Workers spin on `epoch_`
-// for kSpin after their last job (the next region of a decode step comes microseconds later),
-// then sleep on it (a futex); the caller wakes sleepers only when there are any. The caller
-// waits for its participants to finish before it returns, so a job's data is never read after.
+// A call publishes its job, opens it for entry and bumps `epoch_`, whose low 8 bits say how many
+// threads may take part; the caller is participant 0 and works at once. A worker that sees the
+// bump enters the job (a compare-and-swap on `entry_`, which names the job) and takes tasks
+// until none are left. The caller waits only for tasks to finish, never for a worker to wake:
+// a sleeping or descheduled worker simply leaves its share to the threads that run, so a step
+// on cores shared with other programs degrades to fewer threads instead of stalling at a barrier.
+// Before returning, the caller closes the job to entry and waits for the workers that entered
+// to leave, so no worker touches a job after its call returned. Idle workers spin on `epoch_`
+// for kSpin (the next kernel of a decode step comes microseconds later), then sleep on it (a
+// futex); the caller wakes sleepers only when there are any.
 #include "kernels/cpu/parallel.h"
 
 #include "kernels/common/openmp.h"
@@ -39,6 +44,8 @@ inline void cpu_relax() {
 // step's kernels and between decode steps, short enough that an idle engine leaves the cores.
 constexpr auto kSpin = std::chrono::microseconds(2000);
 constexpr int kMaxThreads = 255;  // participants fit the epoch's low 8 bits
+// Pauses between looks at the clock and yields of the core while spinning (~2-10 µs).
+constexpr int kSpinsPerYield = 64;
 
 thread_local bool t_in_task = false;
 
@@ -59,23 +66,21 @@ class Pool {
     task_ = task;
     body_ = body;
     tasks_ = tasks;
-    next_.store(0, std::memory_order_relaxed);
     error_ = nullptr;
-    busy_.store(threads - 1, std::memory_order_relaxed);
-    sequence_ = (sequence_ + 1) & 0xffffffu;
+    next_.store(0, std::memory_order_relaxed);
+    done_.store(0, std::memory_order_relaxed);
+    left_.store(0, std::memory_order_relaxed);
+    sequence_ = sequence_ % kMaxSequence + 1;  // 1 .. kMaxSequence; 0 marks a closed job
+    entry_.store(uint64_t(sequence_) << 32, std::memory_order_release);
     epoch_.store(sequence_ << 8 | uint32_t(threads));  // seq_cst: pairs with the sleepers' count
     if (sleepers_.load() > 0) epoch_.notify_all();
 
     t_in_task = true;
     work();
     t_in_task = false;
-    for (int spins = 0; busy_.load(std::memory_order_acquire) != 0; ++spins) {
-      if (spins < 100000) {
-        cpu_relax();
-      } else {
-        std::this_thread::yield();  // a worker lost its core; let it have ours
-      }
-    }
+    wait_until([&] { return done_.load(std::memory_order_acquire) == tasks_; });
+    const uint64_t entered = entry_.exchange(0, std::memory_order_acq_rel) & 0xffffffffu;
+    wait_until([&] { return left_.load(std::memory_order_acquire) == entered; });
     if (error_) std::rethrow_exception(error_);
   }
 
@@ -83,6 +88,19 @@ class Pool {
   void disable() { disabled_.store(true); }
 
  private:
+  static constexpr uint32_t kMaxSequence = 0xffffffu;  // the epoch keeps 24 bits of it
+
+  // Waiting for tasks that other threads are running: spin, and give the core away now and then
+  // (a yield returns at once when nothing else wants the core), so a thread that was preempted
+  // in the middle of a task can get back to finish it.
+  template <typename Ready>
+  static void wait_until(const Ready& ready) {
+    for (int spins = 1; !ready(); ++spins) {
+      cpu_relax();
+      if (spins % kSpinsPerYield == 0) std::this_thread::yield();
+    }
+  }
+
   static void run_inline(int64_t tasks, detail::TaskFn task, const void* body) {
     const bool was = t_in_task;
     t_in_task = true;
@@ -103,7 +121,17 @@ class Pool {
         std::lock_guard<std::mutex> lock(error_mutex_);
         if (!error_) error_ = std::current_exception();
       }
+      done_.fetch_add(1, std::memory_order_release);
     }
+  }
+
+  // Enters job `sequence` if it is still open: only then may its fields be read.
+  bool enter(uint32_t sequence) {
+    uint64_t e = entry_.load(std::memory_order_acquire);
+    while (uint32_t(e >> 32) == sequence) {
+      if (entry_.compare_exchange_weak(e, e + 1, std::memory_order_acq_rel)) return true;
+    }
+    return false;
   }
 
   void grow(int workers) {
@@ -121,19 +149,22 @@ class Pool {
     for (;;) {
       const uint32_t e = wait_for_change(seen);
       seen = e;
-      if (index >= int(e & 0xffu)) continue;  // not a participant of this job
+      if (index >= int(e & 0xffu) || !enter(e >> 8)) continue;  // not asked, or already over
       work();
-      busy_.fetch_sub(1, std::memory_order_release);
+      left_.fetch_add(1, std::memory_order_release);
     }
   }
 
   uint32_t wait_for_change(uint32_t seen) {
-    auto deadline = std::chrono::steady_clock::now() + kSpin;
+    const auto deadline = std::chrono::steady_clock::now() + kSpin;
     for (int spins = 1;; ++spins) {
       const uint32_t e = epoch_.load(std::memory_order_acquire);
       if (e != seen) return e;
       cpu_relax();
-      if (spins % 256 == 0 && std::chrono::steady_clock::now() > deadline) break;
+      if (spins % kSpinsPerYield == 0) {
+        if (std::chrono::steady_clock::now() > deadline) break;
+        std::this_thread::yield();  // polite: on a shared core the thread with work runs first
+      }
     }
     sleepers_.fetch_add(1);  // seq_cst, then the epoch is read again: no wake-up can be missed
     uint32_t e;
@@ -145,11 +176,14 @@ class Pool {
   std::mutex owner_;  // held by the one caller whose job runs
   std::atomic<uint32_t> epoch_{0};
   std::atomic<int> sleepers_{0};
-  std::atomic<int> busy_{0};  // participating workers not yet done
-  std::atomic<int64_t> next_{0};
+  // The open job's sequence (high 32 bits; 0 when closed) and how many workers entered it.
+  std::atomic<uint64_t> entry_{0};
+  std::atomic<uint64_t> left_{0};  // workers that entered and are done
+  std::atomic<int64_t> next_{0};   // next task to hand out
+  std::atomic<int64_t> done_{0};   // tasks finished
   std::atomic<bool> disabled_{false};
   uint32_t sequence_ = 0;
-  // The job: written by the caller before the epoch is bumped, read by workers after.
+  // The job: written by the caller before it is opened, read only by workers that entered it.
   detail::TaskFn task_ = nullptr;
   const void* body_ = nullptr;
   int64_t tasks_ = 0;

@@ -18,14 +18,6 @@ The Python face of eagerlm's C++ engine (docs/python.md):
 Errors are eagerlm.Error subclasses carrying the engine's code and message.
 """
 
-import os as _os
-
-# Idle OpenMP threads sleep instead of spinning, as the eagerlm command makes them (see
-# cli/openmp_wait_policy.cpp: spinning threads cost whole time slices on shared cores). OpenMP
-# reads this once, when it loads with the extension below; set OMP_WAIT_POLICY=active before
-# importing eagerlm to spin. Without effect if another module loaded OpenMP first.
-_os.environ.setdefault("OMP_WAIT_POLICY", "passive")
-
 from . import _core  # noqa: E402
 from ._errors import (BusyError, Error, ErrorCode, InternalError, InvalidArgumentError,  # noqa: E402
                       InvalidFileError, IoError, OutOfMemoryError, UnsupportedError)

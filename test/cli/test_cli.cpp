@@ -134,24 +134,6 @@ TEST_CASE("info describes a checkpoint; tokenize and detokenize round trip", "[c
   CHECK(run_cli("detokenize", "1 2 99999").code != 0);
 }
 
-TEST_CASE("idle OpenMP threads wait passively unless OMP_WAIT_POLICY says otherwise", "[cli]") {
-  // libgomp prints its settings at start-up under OMP_DISPLAY_ENV=VERBOSE; passive waiting is a
-  // spin count of 0 (libgomp's own default spins 300000 times). `init --dry-run` is a command with
-  // parallel work that ends at once (--version, which has none, starts without the switch).
-  const std::string parallel = "init --preset gpt2 --dry-run";
-  const Run unset = run_cli(parallel, "", "-u OMP_WAIT_POLICY OMP_DISPLAY_ENV=VERBOSE");
-  CHECK(unset.code == 0);
-  const auto last_spin_count = [](const std::string& err) {  // the settings the final image ran with
-    const auto at = err.rfind("GOMP_SPINCOUNT = '");
-    return at == std::string::npos ? std::string("?") : err.substr(at + 18, err.find('\'', at + 18) - at - 18);
-  };
-  CHECK(last_spin_count(unset.err) == "0");
-  const Run active = run_cli(parallel, "", "OMP_WAIT_POLICY=active OMP_DISPLAY_ENV=VERBOSE");
-  CHECK(active.code == 0);
-  CHECK(active.err.find("OMP_WAIT_POLICY = 'ACTIVE'") != std::string::npos);
-  CHECK(last_spin_count(active.err) != "0");
-}
-
 TEST_CASE("-f and --prompt-file name a file, not a directory", "[cli][errors]") {
   const Run r = run_cli("generate -m " + tiny_model_dir() + " -n 2 -f " + fs::temp_directory_path().string());
   CHECK(r.code == 2);  // used to read as an empty prompt and generate from <|endoftext|>, exit 0
