@@ -7,7 +7,6 @@
 
 namespace eagerlm::ops {
 
-using detail::expect;
 using detail::expect_f32_on;
 using detail::row_stride;
 
@@ -16,11 +15,11 @@ namespace {
 void check_cache(const ExecContext& ctx, const KvLayerView& kv, const char* op) {
   const KvLayout& l = kv.layout;
   for (const Tensor* t : {&kv.keys, &kv.values}) {
-    expect(t->defined() && t->device() == ctx.device(), op, "cache tensors must be on the op's device");
-    expect(t->dtype() == l.dtype && (l.dtype == DType::kF32 || l.dtype == DType::kBF16 || l.dtype == DType::kF16), op,
+    EAGERLM_OP_EXPECT(t->defined() && t->device() == ctx.device(), op, "cache tensors must be on the op's device");
+    EAGERLM_OP_EXPECT(t->dtype() == l.dtype && (l.dtype == DType::kF32 || l.dtype == DType::kBF16 || l.dtype == DType::kF16), op,
            std::string("cache of ") + dtype_name(l.dtype) + " holds " + t->describe());
   }
-  expect(kv.keys.is_contiguous() && kv.values.is_contiguous() && kv.keys.rank() == 4 &&
+  EAGERLM_OP_EXPECT(kv.keys.is_contiguous() && kv.values.is_contiguous() && kv.keys.rank() == 4 &&
              kv.keys.shape() == kv.values.shape() && kv.keys.size(1) == l.n_head && kv.keys.size(2) == l.max_len &&
              kv.keys.size(3) == l.d_head,
          op, "cache must be contiguous [slots, n_head, max_len, d_head]: " + kv.keys.describe());
@@ -29,7 +28,7 @@ void check_cache(const ExecContext& ctx, const KvLayerView& kv, const char* op) 
 void check_qkv(const ExecContext& ctx, const Tensor& qkv, const StepBatch& batch, const KvLayout& l, const char* op) {
   expect_f32_on(ctx, qkv, op, "qkv");
   row_stride(qkv, op, "qkv");
-  expect(qkv.size(0) == batch.n_rows && qkv.size(1) == 3 * l.n_head * l.d_head, op,
+  EAGERLM_OP_EXPECT(qkv.size(0) == batch.n_rows && qkv.size(1) == 3 * l.n_head * l.d_head, op,
          "qkv must be [n_rows, 3·d]: " + qkv.describe());
 }
 
@@ -39,7 +38,7 @@ void kv_append(const ExecContext& ctx, const Tensor& qkv, const StepBatch& batch
   const char* op = "kv_append";
   check_cache(ctx, kv, op);
   check_qkv(ctx, qkv, batch, kv.layout, op);
-  expect(qkv.is_contiguous(), op, "qkv rows must be dense (the kernels take no row stride)");
+  EAGERLM_OP_EXPECT(qkv.is_contiguous(), op, "qkv rows must be dense (the kernels take no row stride)");
   ctx.queue().kv_append(qkv.f32(), batch, kv.layout, kv.keys.raw(), kv.values.raw());
 }
 
@@ -47,10 +46,10 @@ void kv_copy(const ExecContext& ctx, KvLayerView& kv, int64_t src_slot, int64_t 
   const char* op = "kv_copy";
   check_cache(ctx, kv, op);
   const int64_t slots = kv.keys.size(0);
-  expect(src_slot >= 0 && src_slot < slots && dst_slot >= 0 && dst_slot < slots && src_slot != dst_slot, op,
+  EAGERLM_OP_EXPECT(src_slot >= 0 && src_slot < slots && dst_slot >= 0 && dst_slot < slots && src_slot != dst_slot, op,
          "slots " + std::to_string(src_slot) + " -> " + std::to_string(dst_slot) + " must be two different slots of " +
              std::to_string(slots));
-  expect(n_positions >= 0 && n_positions <= kv.layout.max_len, op,
+  EAGERLM_OP_EXPECT(n_positions >= 0 && n_positions <= kv.layout.max_len, op,
          std::to_string(n_positions) + " positions exceed max_len " + std::to_string(kv.layout.max_len));
   ctx.queue().kv_copy(kv.layout, kv.keys.raw(), kv.values.raw(), src_slot, dst_slot, n_positions);
 }
@@ -61,7 +60,7 @@ void attention(const ExecContext& ctx, const Tensor& qkv, const StepBatch& batch
   check_qkv(ctx, qkv, batch, kv.layout, op);
   expect_f32_on(ctx, out, op, "out");
   const int64_t ld_out = row_stride(out, op, "out");
-  expect(out.size(0) == batch.n_rows && out.size(1) == kv.layout.n_head * kv.layout.d_head, op,
+  EAGERLM_OP_EXPECT(out.size(0) == batch.n_rows && out.size(1) == kv.layout.n_head * kv.layout.d_head, op,
          "out must be [n_rows, d]: " + out.describe());
   const float scale = 1.0f / std::sqrt(float(kv.layout.d_head));
   const int64_t ld_qkv = qkv.size(0) > 1 ? qkv.stride(0) : qkv.size(1);

@@ -7,7 +7,6 @@
 
 namespace eagerlm::ops {
 
-using detail::expect;
 using detail::expect_f32_on;
 using detail::expect_weight;
 using detail::row_stride;
@@ -16,14 +15,14 @@ void linear(const ExecContext& ctx, const Tensor& x, const Tensor& w, const Tens
   const char* op = "linear";
   for (const Tensor* t : std::initializer_list<const Tensor*>{&x, &w, &y}) expect_f32_on(ctx, *t, op, "operand");
   const int64_t ldx = row_stride(x, op, "x"), ldy = row_stride(y, op, "y");
-  expect(w.rank() == 2 && w.is_contiguous(), op, "w must be contiguous 2-D: " + w.describe());
+  EAGERLM_OP_EXPECT(w.rank() == 2 && w.is_contiguous(), op, "w must be contiguous 2-D: " + w.describe());
   const int64_t m = x.size(0), k = x.size(1), n = w.size(1);
-  expect(w.size(0) == k && y.size(0) == m && y.size(1) == n, op,
+  EAGERLM_OP_EXPECT(w.size(0) == k && y.size(0) == m && y.size(1) == n, op,
          "shapes x " + x.shape().to_string() + " w " + w.shape().to_string() + " y " + y.shape().to_string());
   const float* b = nullptr;
   if (bias.defined()) {
     expect_f32_on(ctx, bias, op, "bias");
-    expect(bias.numel() == n && bias.is_contiguous(), op, "bias must be [n]: " + bias.describe());
+    EAGERLM_OP_EXPECT(bias.numel() == n && bias.is_contiguous(), op, "bias must be [n]: " + bias.describe());
     b = bias.f32();
   }
   ctx.queue().linear(x.f32(), ldx, w.f32(), b, y.f32(), ldy, m, k, n);
@@ -33,9 +32,9 @@ void linear_transposed(const ExecContext& ctx, const Tensor& x, const Tensor& w,
   const char* op = "linear_transposed";
   for (const Tensor* t : std::initializer_list<const Tensor*>{&x, &w, &y}) expect_f32_on(ctx, *t, op, "operand");
   const int64_t ldx = row_stride(x, op, "x"), ldy = row_stride(y, op, "y");
-  expect(w.rank() == 2 && w.is_contiguous(), op, "w must be contiguous 2-D: " + w.describe());
+  EAGERLM_OP_EXPECT(w.rank() == 2 && w.is_contiguous(), op, "w must be contiguous 2-D: " + w.describe());
   const int64_t m = x.size(0), k = x.size(1), n = w.size(0);
-  expect(w.size(1) == k && y.size(0) == m && y.size(1) == n, op,
+  EAGERLM_OP_EXPECT(w.size(1) == k && y.size(0) == m && y.size(1) == n, op,
          "shapes x " + x.shape().to_string() + " w " + w.shape().to_string() + " y " + y.shape().to_string());
   ctx.queue().linear_transposed(x.f32(), ldx, w.f32(), y.f32(), ldy, m, k, n);
 }
@@ -48,12 +47,12 @@ void linear(const ExecContext& ctx, const Tensor& x, const WeightTensor& w, cons
   expect_weight(ctx, w, WeightLayout::kInputMajor, op);
   const int64_t ldx = row_stride(x, op, "x"), ldy = row_stride(y, op, "y");
   const int64_t m = x.size(0), k = x.size(1), n = w.outputs();
-  expect(w.inputs() == k && y.size(0) == m && y.size(1) == n, op,
+  EAGERLM_OP_EXPECT(w.inputs() == k && y.size(0) == m && y.size(1) == n, op,
          "shapes x " + x.shape().to_string() + " w " + w.data.shape().to_string() + " y " + y.shape().to_string());
   const float* b = nullptr;
   if (bias.defined()) {
     expect_f32_on(ctx, bias, op, "bias");
-    expect(bias.numel() == n && bias.is_contiguous(), op, "bias must be [n]: " + bias.describe());
+    EAGERLM_OP_EXPECT(bias.numel() == n && bias.is_contiguous(), op, "bias must be [n]: " + bias.describe());
     b = bias.f32();
   }
   ctx.queue().linear_typed(x.f32(), ldx, w.view(), b, y.f32(), ldy, m, k, n);
@@ -67,7 +66,7 @@ void linear_transposed(const ExecContext& ctx, const Tensor& x, const WeightTens
   expect_weight(ctx, w, WeightLayout::kOutputMajor, op);
   const int64_t ldx = row_stride(x, op, "x"), ldy = row_stride(y, op, "y");
   const int64_t m = x.size(0), k = x.size(1), n = w.outputs();
-  expect(w.inputs() == k && y.size(0) == m && y.size(1) == n, op,
+  EAGERLM_OP_EXPECT(w.inputs() == k && y.size(0) == m && y.size(1) == n, op,
          "shapes x " + x.shape().to_string() + " w " + w.data.shape().to_string() + " y " + y.shape().to_string());
   ctx.queue().linear_transposed_typed(x.f32(), ldx, w.view(), y.f32(), ldy, m, k, n);
 }
@@ -77,10 +76,10 @@ void layer_norm(const ExecContext& ctx, const Tensor& x, const Tensor& gamma, co
   const char* op = "layer_norm";
   for (const Tensor* t : std::initializer_list<const Tensor*>{&x, &gamma, &beta, &y})
     expect_f32_on(ctx, *t, op, "operand");
-  expect(x.rank() == 2 && x.is_contiguous() && y.shape() == x.shape() && y.is_contiguous(), op,
+  EAGERLM_OP_EXPECT(x.rank() == 2 && x.is_contiguous() && y.shape() == x.shape() && y.is_contiguous(), op,
          "x and y must be contiguous [rows, cols]: " + x.describe() + ", " + y.describe());
   const int64_t rows = x.size(0), cols = x.size(1);
-  expect(gamma.numel() == cols && beta.numel() == cols, op, "gamma/beta must be [cols]");
+  EAGERLM_OP_EXPECT(gamma.numel() == cols && beta.numel() == cols, op, "gamma/beta must be [cols]");
   ctx.queue().layer_norm(x.f32(), gamma.f32(), beta.f32(), y.f32(), rows, cols, eps);
 }
 
@@ -88,14 +87,14 @@ void gelu(const ExecContext& ctx, const Tensor& x, Tensor& y) {
   const char* op = "gelu";
   expect_f32_on(ctx, x, op, "x");
   expect_f32_on(ctx, y, op, "y");
-  expect(x.is_contiguous() && y.is_contiguous() && x.numel() == y.numel(), op, "x, y contiguous, same size");
+  EAGERLM_OP_EXPECT(x.is_contiguous() && y.is_contiguous() && x.numel() == y.numel(), op, "x, y contiguous, same size");
   ctx.queue().gelu(x.f32(), y.f32(), x.numel());
 }
 
 void add(const ExecContext& ctx, const Tensor& a, const Tensor& b, Tensor& y) {
   const char* op = "add";
   for (const Tensor* t : std::initializer_list<const Tensor*>{&a, &b, &y}) expect_f32_on(ctx, *t, op, "operand");
-  expect(
+  EAGERLM_OP_EXPECT(
       a.is_contiguous() && b.is_contiguous() && y.is_contiguous() && a.numel() == b.numel() && a.numel() == y.numel(),
       op, "a, b, y contiguous, same size");
   ctx.queue().add(a.f32(), b.f32(), y.f32(), a.numel());
@@ -110,12 +109,12 @@ void embedding(const ExecContext& ctx, const Tensor& ids, const Tensor& position
 void embedding(const ExecContext& ctx, const Tensor& ids, const Tensor& positions, const WeightTensor& wte,
                const Tensor& wpe, Tensor& y) {
   const char* op = "embedding";
-  expect(ids.dtype() == DType::kI32 && positions.dtype() == DType::kI32, op, "ids/positions must be I32");
-  expect(ids.device() == ctx.device() && positions.device() == ctx.device(), op, "ids/positions device");
+  EAGERLM_OP_EXPECT(ids.dtype() == DType::kI32 && positions.dtype() == DType::kI32, op, "ids/positions must be I32");
+  EAGERLM_OP_EXPECT(ids.device() == ctx.device() && positions.device() == ctx.device(), op, "ids/positions device");
   expect_weight(ctx, wte, WeightLayout::kOutputMajor, op);
   for (const Tensor* t : std::initializer_list<const Tensor*>{&wpe, &y}) expect_f32_on(ctx, *t, op, "operand");
   const int64_t n = ids.numel(), d = wte.inputs();
-  expect(positions.numel() == n && wpe.size(1) == d && y.rank() == 2 && y.size(0) == n && y.size(1) == d &&
+  EAGERLM_OP_EXPECT(positions.numel() == n && wpe.size(1) == d && y.rank() == 2 && y.size(0) == n && y.size(1) == d &&
              y.is_contiguous(),
          op, "shapes");
   ctx.queue().embedding(ids.data<int32_t>(), positions.data<int32_t>(), n, wte.view(), wpe.f32(), d, y.f32());
@@ -124,10 +123,10 @@ void embedding(const ExecContext& ctx, const Tensor& ids, const Tensor& position
 void softmax(const ExecContext& ctx, Tensor& x, const Tensor& valid) {
   const char* op = "softmax";
   expect_f32_on(ctx, x, op, "x");
-  expect(x.rank() == 2 && x.is_contiguous(), op, "x must be contiguous 2-D");
+  EAGERLM_OP_EXPECT(x.rank() == 2 && x.is_contiguous(), op, "x must be contiguous 2-D");
   const int32_t* v = nullptr;
   if (valid.defined()) {
-    expect(valid.dtype() == DType::kI32 && valid.numel() == x.size(0) && valid.device() == ctx.device(), op,
+    EAGERLM_OP_EXPECT(valid.dtype() == DType::kI32 && valid.numel() == x.size(0) && valid.device() == ctx.device(), op,
            "valid must be I32 [rows]");
     v = valid.data<int32_t>();
   }

@@ -7,12 +7,11 @@
 
 namespace eagerlm::ops {
 
-using detail::expect;
 
 namespace {
 
 void check_fill_target(const ExecContext& ctx, const Tensor& t, const char* op) {
-  expect(t.defined() && t.is_contiguous() && t.device() == ctx.device(), op,
+  EAGERLM_OP_EXPECT(t.defined() && t.is_contiguous() && t.device() == ctx.device(), op,
          "target must be a contiguous tensor on the op's device: " + t.describe());
   if (t.dtype() != DType::kF32 && t.dtype() != DType::kF16 && t.dtype() != DType::kBF16)
     throw_error(ErrorCode::kInvalidArgument,

@@ -7,7 +7,6 @@
 
 namespace eagerlm::ops {
 
-using detail::expect;
 using detail::expect_f32_on;
 using detail::row_stride;
 
@@ -15,16 +14,16 @@ void target_logprobs(const ExecContext& ctx, const Tensor& h, const Tensor& w, c
   const char* op = "target_logprobs";
   for (const Tensor* t : std::initializer_list<const Tensor*>{&h, &w, &out}) expect_f32_on(ctx, *t, op, "operand");
   const int64_t ldh = row_stride(h, op, "h");
-  expect(w.rank() == 2 && w.is_contiguous(), op, "w must be contiguous [vocab, d]: " + w.describe());
+  EAGERLM_OP_EXPECT(w.rank() == 2 && w.is_contiguous(), op, "w must be contiguous [vocab, d]: " + w.describe());
   const int64_t rows = h.size(0), d = h.size(1), vocab = w.size(0);
-  expect(w.size(1) == d, op, "shapes h " + h.shape().to_string() + " w " + w.shape().to_string());
-  expect(vocab >= 1, op, "the vocabulary is empty");
-  expect(
+  EAGERLM_OP_EXPECT(w.size(1) == d, op, "shapes h " + h.shape().to_string() + " w " + w.shape().to_string());
+  EAGERLM_OP_EXPECT(vocab >= 1, op, "the vocabulary is empty");
+  EAGERLM_OP_EXPECT(
       targets.defined() && targets.dtype() == DType::kI32 && targets.device() == ctx.device(), op,
       "targets must be I32 on the op's device: " + (targets.defined() ? targets.describe() : std::string("undefined")));
-  expect(targets.rank() == 1 && targets.numel() == rows && targets.is_contiguous(), op,
+  EAGERLM_OP_EXPECT(targets.rank() == 1 && targets.numel() == rows && targets.is_contiguous(), op,
          "targets must be [rows] = [" + std::to_string(rows) + "]: " + targets.describe());
-  expect(out.rank() == 1 && out.numel() == rows && out.is_contiguous(), op,
+  EAGERLM_OP_EXPECT(out.rank() == 1 && out.numel() == rows && out.is_contiguous(), op,
          "out must be [rows] = [" + std::to_string(rows) + "]: " + out.describe());
   ctx.queue().target_logprobs(h.f32(), ldh, w.f32(), targets.data<int32_t>(), out.f32(), rows, d, vocab);
 }

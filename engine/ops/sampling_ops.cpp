@@ -13,7 +13,7 @@ void sample_rows(const ExecContext& ctx, const Tensor& logits, const SampleRow* 
                 std::string("op sample_rows: the ") + device_name(ctx.device()) + " backend samples on the host");
   detail::expect_f32_on(ctx, logits, op, "logits");
   const int64_t ld = detail::row_stride(logits, op, "logits");
-  detail::expect(rows && tokens && presence && out && n_slots > 0, op, "buffers must be given");
+  EAGERLM_OP_EXPECT(rows && tokens && presence && out && n_slots > 0, op, "buffers must be given");
   ctx.queue().sample_rows(logits.f32(), ld, logits.size(0), logits.size(1), rows, tokens, presence, n_slots, params,
                           out);
 }
