@@ -7,7 +7,6 @@
 
 namespace eagerlm::ops {
 
-
 namespace {
 
 void check_fill_target(const ExecContext& ctx, const Tensor& t, const char* op) {
