@@ -146,6 +146,8 @@ class Pool {
 
   void worker(int index, uint32_t seen) {
     t_in_task = true;
+    // A name for top -H, perf and debuggers (and the test that checks idle workers sleep).
+    pthread_setname_np(pthread_self(), "eagerlm-worker");
     for (;;) {
       const uint32_t e = wait_for_change(seen);
       seen = e;
