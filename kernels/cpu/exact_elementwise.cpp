@@ -15,12 +15,13 @@
 namespace eagerlm::cpu::EAGERLM_CPU_ISA {
 
 namespace {
-// Below this many elements the calling thread does all the work.
-constexpr int64_t kMinParallel = 1 << 16;
+// Fewer elements than this are not worth a thread of their own.
+constexpr int64_t kMinElementsPerThread = 1 << 15;
 
+// One contiguous range per thread, boundaries at 16 elements (no shared cache lines).
 template <typename Body>
 void elementwise_ranges(int64_t n, const Body& body) {
-  parallel_ranges(n, body, 16, n >= kMinParallel ? parallel_threads() : 1);
+  parallel_ranges(n, body, 16, threads_for(n, kMinElementsPerThread));
 }
 }  // namespace
 

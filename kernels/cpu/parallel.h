@@ -20,6 +20,15 @@ namespace eagerlm::cpu {
 // thread's OpenMP thread count (omp_get_max_threads; 1 in a build without OpenMP).
 int parallel_threads();
 
+// Threads for a job of `work` units where fewer than `min_per_thread` units are not worth a
+// thread of their own: parallel_threads(), capped so each thread gets at least that many, and
+// at least 1.
+inline int threads_for(int64_t work, int64_t min_per_thread) {
+  const int64_t fit = work / min_per_thread;
+  const int most = parallel_threads();
+  return fit < 1 ? 1 : (fit < most ? int(fit) : most);
+}
+
 namespace detail {
 using TaskFn = void (*)(const void* body, int64_t task);
 // Runs task(body, t) for every t in [0, tasks) on up to `threads` threads, the caller among them,

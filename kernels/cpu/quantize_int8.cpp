@@ -71,7 +71,7 @@ void quantize_row(const float* w, int64_t cols, int64_t r, int8_t* q, float* sca
 
 void quantize_int8(const float* w, int64_t rows, int64_t cols, bool input_major, int8_t* q, float* scales) {
   if (rows <= 0 || cols <= 0) return;
-  const int threads = rows * cols > 65536 ? parallel_threads() : 1;
+  const int threads = threads_for(rows * cols, int64_t(1) << 15);  // weights per thread, at least
   if (input_major) {
     const int64_t blocks = rows / kInt8Block;
     parallel_ranges(blocks, [&](int64_t b0, int64_t b1) {

@@ -25,8 +25,7 @@ constexpr int64_t kMinElementsPerThread = 1 << 15;
 // elements, so threads do not share cache lines), the calling thread alone for small tensors.
 template <typename Body>
 void fill_ranges(int64_t n, const Body& body) {
-  const int64_t threads = std::clamp<int64_t>(n / kMinElementsPerThread, 1, parallel_threads());
-  parallel_ranges(n, body, 16, int(threads));
+  parallel_ranges(n, body, 16, threads_for(n, kMinElementsPerThread));
 }
 
 // Elements per pass in normal_run: three 4 KiB scratch arrays, all resident in L1.
