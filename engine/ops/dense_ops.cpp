@@ -17,8 +17,9 @@ void linear(const ExecContext& ctx, const Tensor& x, const Tensor& w, const Tens
   const int64_t ldx = row_stride(x, op, "x"), ldy = row_stride(y, op, "y");
   EAGERLM_OP_EXPECT(w.rank() == 2 && w.is_contiguous(), op, "w must be contiguous 2-D: " + w.describe());
   const int64_t m = x.size(0), k = x.size(1), n = w.size(1);
-  EAGERLM_OP_EXPECT(w.size(0) == k && y.size(0) == m && y.size(1) == n, op,
-         "shapes x " + x.shape().to_string() + " w " + w.shape().to_string() + " y " + y.shape().to_string());
+  EAGERLM_OP_EXPECT(
+      w.size(0) == k && y.size(0) == m && y.size(1) == n, op,
+      "shapes x " + x.shape().to_string() + " w " + w.shape().to_string() + " y " + y.shape().to_string());
   const float* b = nullptr;
   if (bias.defined()) {
     expect_f32_on(ctx, bias, op, "bias");
@@ -34,8 +35,9 @@ void linear_transposed(const ExecContext& ctx, const Tensor& x, const Tensor& w,
   const int64_t ldx = row_stride(x, op, "x"), ldy = row_stride(y, op, "y");
   EAGERLM_OP_EXPECT(w.rank() == 2 && w.is_contiguous(), op, "w must be contiguous 2-D: " + w.describe());
   const int64_t m = x.size(0), k = x.size(1), n = w.size(0);
-  EAGERLM_OP_EXPECT(w.size(1) == k && y.size(0) == m && y.size(1) == n, op,
-         "shapes x " + x.shape().to_string() + " w " + w.shape().to_string() + " y " + y.shape().to_string());
+  EAGERLM_OP_EXPECT(
+      w.size(1) == k && y.size(0) == m && y.size(1) == n, op,
+      "shapes x " + x.shape().to_string() + " w " + w.shape().to_string() + " y " + y.shape().to_string());
   ctx.queue().linear_transposed(x.f32(), ldx, w.f32(), y.f32(), ldy, m, k, n);
 }
 
@@ -47,8 +49,9 @@ void linear(const ExecContext& ctx, const Tensor& x, const WeightTensor& w, cons
   expect_weight(ctx, w, WeightLayout::kInputMajor, op);
   const int64_t ldx = row_stride(x, op, "x"), ldy = row_stride(y, op, "y");
   const int64_t m = x.size(0), k = x.size(1), n = w.outputs();
-  EAGERLM_OP_EXPECT(w.inputs() == k && y.size(0) == m && y.size(1) == n, op,
-         "shapes x " + x.shape().to_string() + " w " + w.data.shape().to_string() + " y " + y.shape().to_string());
+  EAGERLM_OP_EXPECT(
+      w.inputs() == k && y.size(0) == m && y.size(1) == n, op,
+      "shapes x " + x.shape().to_string() + " w " + w.data.shape().to_string() + " y " + y.shape().to_string());
   const float* b = nullptr;
   if (bias.defined()) {
     expect_f32_on(ctx, bias, op, "bias");
@@ -66,8 +69,9 @@ void linear_transposed(const ExecContext& ctx, const Tensor& x, const WeightTens
   expect_weight(ctx, w, WeightLayout::kOutputMajor, op);
   const int64_t ldx = row_stride(x, op, "x"), ldy = row_stride(y, op, "y");
   const int64_t m = x.size(0), k = x.size(1), n = w.outputs();
-  EAGERLM_OP_EXPECT(w.inputs() == k && y.size(0) == m && y.size(1) == n, op,
-         "shapes x " + x.shape().to_string() + " w " + w.data.shape().to_string() + " y " + y.shape().to_string());
+  EAGERLM_OP_EXPECT(
+      w.inputs() == k && y.size(0) == m && y.size(1) == n, op,
+      "shapes x " + x.shape().to_string() + " w " + w.data.shape().to_string() + " y " + y.shape().to_string());
   ctx.queue().linear_transposed_typed(x.f32(), ldx, w.view(), y.f32(), ldy, m, k, n);
 }
 
@@ -77,7 +81,7 @@ void layer_norm(const ExecContext& ctx, const Tensor& x, const Tensor& gamma, co
   for (const Tensor* t : std::initializer_list<const Tensor*>{&x, &gamma, &beta, &y})
     expect_f32_on(ctx, *t, op, "operand");
   EAGERLM_OP_EXPECT(x.rank() == 2 && x.is_contiguous() && y.shape() == x.shape() && y.is_contiguous(), op,
-         "x and y must be contiguous [rows, cols]: " + x.describe() + ", " + y.describe());
+                    "x and y must be contiguous [rows, cols]: " + x.describe() + ", " + y.describe());
   const int64_t rows = x.size(0), cols = x.size(1);
   EAGERLM_OP_EXPECT(gamma.numel() == cols && beta.numel() == cols, op, "gamma/beta must be [cols]");
   ctx.queue().layer_norm(x.f32(), gamma.f32(), beta.f32(), y.f32(), rows, cols, eps);
@@ -115,8 +119,8 @@ void embedding(const ExecContext& ctx, const Tensor& ids, const Tensor& position
   for (const Tensor* t : std::initializer_list<const Tensor*>{&wpe, &y}) expect_f32_on(ctx, *t, op, "operand");
   const int64_t n = ids.numel(), d = wte.inputs();
   EAGERLM_OP_EXPECT(positions.numel() == n && wpe.size(1) == d && y.rank() == 2 && y.size(0) == n && y.size(1) == d &&
-             y.is_contiguous(),
-         op, "shapes");
+                        y.is_contiguous(),
+                    op, "shapes");
   ctx.queue().embedding(ids.data<int32_t>(), positions.data<int32_t>(), n, wte.view(), wpe.f32(), d, y.f32());
 }
 
@@ -127,7 +131,7 @@ void softmax(const ExecContext& ctx, Tensor& x, const Tensor& valid) {
   const int32_t* v = nullptr;
   if (valid.defined()) {
     EAGERLM_OP_EXPECT(valid.dtype() == DType::kI32 && valid.numel() == x.size(0) && valid.device() == ctx.device(), op,
-           "valid must be I32 [rows]");
+                      "valid must be I32 [rows]");
     v = valid.data<int32_t>();
   }
   ctx.queue().softmax(x.f32(), x.size(0), x.size(1), v);

@@ -11,7 +11,7 @@ namespace {
 
 void check_fill_target(const ExecContext& ctx, const Tensor& t, const char* op) {
   EAGERLM_OP_EXPECT(t.defined() && t.is_contiguous() && t.device() == ctx.device(), op,
-         "target must be a contiguous tensor on the op's device: " + t.describe());
+                    "target must be a contiguous tensor on the op's device: " + t.describe());
   if (t.dtype() != DType::kF32 && t.dtype() != DType::kF16 && t.dtype() != DType::kBF16)
     throw_error(ErrorCode::kInvalidArgument,
                 std::string(op) + ": parameters are F32, F16 or BF16, not " + dtype_name(t.dtype()));

@@ -22,9 +22,9 @@ void target_logprobs(const ExecContext& ctx, const Tensor& h, const Tensor& w, c
       targets.defined() && targets.dtype() == DType::kI32 && targets.device() == ctx.device(), op,
       "targets must be I32 on the op's device: " + (targets.defined() ? targets.describe() : std::string("undefined")));
   EAGERLM_OP_EXPECT(targets.rank() == 1 && targets.numel() == rows && targets.is_contiguous(), op,
-         "targets must be [rows] = [" + std::to_string(rows) + "]: " + targets.describe());
+                    "targets must be [rows] = [" + std::to_string(rows) + "]: " + targets.describe());
   EAGERLM_OP_EXPECT(out.rank() == 1 && out.numel() == rows && out.is_contiguous(), op,
-         "out must be [rows] = [" + std::to_string(rows) + "]: " + out.describe());
+                    "out must be [rows] = [" + std::to_string(rows) + "]: " + out.describe());
   ctx.queue().target_logprobs(h.f32(), ldh, w.f32(), targets.data<int32_t>(), out.f32(), rows, d, vocab);
 }
 

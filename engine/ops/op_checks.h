@@ -19,9 +19,9 @@ namespace eagerlm::ops::detail {
 
 // Fails the op unless `ok`; the message is built only when it fails (these checks run for every
 // op of every decode step, and building their strings eagerly was ~1 % of an int8 step).
-#define EAGERLM_OP_EXPECT(ok, op, what)                                        \
-  do {                                                                         \
-    if (!(ok)) ::eagerlm::ops::detail::op_failed((op), (what));                \
+#define EAGERLM_OP_EXPECT(ok, op, what)                         \
+  do {                                                          \
+    if (!(ok)) ::eagerlm::ops::detail::op_failed((op), (what)); \
   } while (false)
 
 namespace eagerlm::ops::detail {
@@ -30,8 +30,9 @@ namespace eagerlm::ops::detail {
 inline void expect_f32_on(const ExecContext& ctx, const Tensor& t, const char* op, const char* name) {
   EAGERLM_OP_EXPECT(t.defined(), op, std::string(name) + " is undefined");
   EAGERLM_OP_EXPECT(t.dtype() == DType::kF32, op, std::string(name) + " must be F32, is " + t.describe());
-  EAGERLM_OP_EXPECT(t.device() == ctx.device(), op,
-         std::string(name) + " is on " + device_name(t.device()) + ", op runs on " + device_name(ctx.device()));
+  EAGERLM_OP_EXPECT(
+      t.device() == ctx.device(), op,
+      std::string(name) + " is on " + device_name(t.device()) + ", op runs on " + device_name(ctx.device()));
 }
 
 // A weight matrix in `layout` on the context's device: contiguous 2-D values of its type's dtype,
@@ -40,15 +41,18 @@ inline void expect_weight(const ExecContext& ctx, const WeightTensor& w, WeightL
   EAGERLM_OP_EXPECT(w.defined(), op, "weight is undefined");
   EAGERLM_OP_EXPECT(w.layout == layout, op, "weight has the wrong layout: " + w.data.describe());
   EAGERLM_OP_EXPECT(w.data.dtype() == storage_dtype(w.type), op,
-         std::string("weight of type ") + weight_type_name(w.type) + " holds " + w.data.describe());
-  EAGERLM_OP_EXPECT(w.data.rank() == 2 && w.data.is_contiguous(), op, "weight must be contiguous 2-D: " + w.data.describe());
-  EAGERLM_OP_EXPECT(w.device() == ctx.device(), op,
-         std::string("weight is on ") + device_name(w.device()) + ", op runs on " + device_name(ctx.device()));
+                    std::string("weight of type ") + weight_type_name(w.type) + " holds " + w.data.describe());
+  EAGERLM_OP_EXPECT(w.data.rank() == 2 && w.data.is_contiguous(), op,
+                    "weight must be contiguous 2-D: " + w.data.describe());
+  EAGERLM_OP_EXPECT(
+      w.device() == ctx.device(), op,
+      std::string("weight is on ") + device_name(w.device()) + ", op runs on " + device_name(ctx.device()));
   if (w.type != WeightType::kInt8) return;
-  EAGERLM_OP_EXPECT(int8_shape_ok(w.type, w.inputs()), op, "int8 weight inputs not a multiple of the block: " + w.data.describe());
+  EAGERLM_OP_EXPECT(int8_shape_ok(w.type, w.inputs()), op,
+                    "int8 weight inputs not a multiple of the block: " + w.data.describe());
   expect_f32_on(ctx, w.scales, op, "scales");
   EAGERLM_OP_EXPECT(w.scales.is_contiguous() && w.scales.shape() == scale_shape(w.data.shape(), layout), op,
-         "int8 scales " + w.scales.describe() + " do not fit weight " + w.data.describe());
+                    "int8 scales " + w.scales.describe() + " do not fit weight " + w.data.describe());
 }
 
 // A 2-D tensor whose rows may be strided but whose columns are contiguous; returns the row stride.
