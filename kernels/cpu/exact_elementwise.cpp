@@ -15,13 +15,10 @@
 namespace eagerlm::cpu::EAGERLM_CPU_ISA {
 
 namespace {
-// Fewer elements than this are not worth a thread of their own.
-constexpr int64_t kMinElementsPerThread = 1 << 15;
-
 // One contiguous range per thread, boundaries at 16 elements (no shared cache lines).
 template <typename Body>
 void elementwise_ranges(int64_t n, const Body& body) {
-  parallel_ranges(n, body, 16, threads_for(n, kMinElementsPerThread));
+  parallel_ranges(n, body, 16, threads_for(n));
 }
 }  // namespace
 

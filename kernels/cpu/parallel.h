@@ -20,10 +20,14 @@ namespace eagerlm::cpu {
 // thread's OpenMP thread count (omp_get_max_threads; 1 in a build without OpenMP).
 int parallel_threads();
 
+// Elements of a one-pass streaming job (fill, convert, quantize) below which another thread
+// costs more to hand work to than it saves.
+constexpr int64_t kMinStreamElementsPerThread = int64_t(1) << 15;
+
 // Threads for a job of `work` units where fewer than `min_per_thread` units are not worth a
 // thread of their own: parallel_threads(), capped so each thread gets at least that many, and
 // at least 1.
-inline int threads_for(int64_t work, int64_t min_per_thread) {
+inline int threads_for(int64_t work, int64_t min_per_thread = kMinStreamElementsPerThread) {
   const int64_t fit = work / min_per_thread;
   const int most = parallel_threads();
   return fit < 1 ? 1 : (fit < most ? int(fit) : most);
@@ -44,7 +48,8 @@ void parallel_for(int64_t tasks, const Body& body, int threads = parallel_thread
     for (int64_t t = 0; t < tasks; ++t) body(t);
     return;
   }
-  detail::run_tasks(tasks, threads, [](const void* b, int64_t t) { (*static_cast<const Body*>(b))(t); }, &body);
+  detail::run_tasks(
+      tasks, threads, [](const void* b, int64_t t) { (*static_cast<const Body*>(b))(t); }, &body);
 }
 
 // body(begin, end) over [0, n) cut into one contiguous range per thread (at most `threads`

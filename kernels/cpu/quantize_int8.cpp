@@ -71,16 +71,22 @@ void quantize_row(const float* w, int64_t cols, int64_t r, int8_t* q, float* sca
 
 void quantize_int8(const float* w, int64_t rows, int64_t cols, bool input_major, int8_t* q, float* scales) {
   if (rows <= 0 || cols <= 0) return;
-  const int threads = threads_for(rows * cols, int64_t(1) << 15);  // weights per thread, at least
+  const int threads = threads_for(rows * cols);
   if (input_major) {
     const int64_t blocks = rows / kInt8Block;
-    parallel_ranges(blocks, [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b) quantize_block_rows(w, cols, b, q, scales);
-    }, 1, threads);
+    parallel_ranges(
+        blocks,
+        [&](int64_t b0, int64_t b1) {
+          for (int64_t b = b0; b < b1; ++b) quantize_block_rows(w, cols, b, q, scales);
+        },
+        1, threads);
   } else {
-    parallel_ranges(rows, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) quantize_row(w, cols, r, q, scales);
-    }, 1, threads);
+    parallel_ranges(
+        rows,
+        [&](int64_t r0, int64_t r1) {
+          for (int64_t r = r0; r < r1; ++r) quantize_row(w, cols, r, q, scales);
+        },
+        1, threads);
   }
 }
 

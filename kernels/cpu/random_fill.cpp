@@ -18,14 +18,12 @@ using namespace rng;  // threefry2x32, the normal transform, Key
 
 namespace {
 
-// Below this many elements a tensor is filled by the calling thread alone.
-constexpr int64_t kMinElementsPerThread = 1 << 15;
-
 // Runs body(begin, end) over [0, n) split into one contiguous range per thread (boundaries at 16
-// elements, so threads do not share cache lines), the calling thread alone for small tensors.
+// elements, so threads do not share cache lines), the calling thread alone for small tensors
+// (threads_for).
 template <typename Body>
 void fill_ranges(int64_t n, const Body& body) {
-  parallel_ranges(n, body, 16, threads_for(n, kMinElementsPerThread));
+  parallel_ranges(n, body, 16, threads_for(n));
 }
 
 // Elements per pass in normal_run: three 4 KiB scratch arrays, all resident in L1.
@@ -144,11 +142,13 @@ void fill_normal(Key key, float stddev, DType dtype, void* out, int64_t n, uint6
 }
 
 void fill_random_bits32(Key key, uint32_t* out, int64_t n, uint64_t first_index) {
-  fill_from_bits(key, [](uint32_t bits) { return bits; }, out, n, first_index);
+  fill_from_bits(
+      key, [](uint32_t bits) { return bits; }, out, n, first_index);
 }
 
 void fill_uniform_f32(Key key, float lo, float width, float* out, int64_t n, uint64_t first_index) {
-  fill_from_bits(key, [lo, width](uint32_t bits) { return uniform_from_bits(bits, lo, width); }, out, n, first_index);
+  fill_from_bits(
+      key, [lo, width](uint32_t bits) { return uniform_from_bits(bits, lo, width); }, out, n, first_index);
 }
 
 void fill_constant(float value, DType dtype, void* out, int64_t n) {
