@@ -32,18 +32,21 @@ ErrorCode error_code_of(KernelFault fault) {
   return ErrorCode::kInternal;
 }
 
-// The typed-weight and 16-bit cache kernels of kernels/cuda compile but have not yet run on a
-// GPU against the CPU kernels (test/cuda has no such test yet), so the backend refuses them
-// rather than risk wrong numbers: f32 weights and an f32 cache only, for now.
+// The typed-weight and 16-bit cache kernels of kernels/cuda compile, and test_cuda_ops checks them
+// against the exact products and the CPU kernels (test_cuda_typed.cpp, the 16-bit-cache case of
+// test_cuda_attention.cpp), but no GPU has run those tests yet (tools/gpu_check.sh does). Until
+// one has, the backend refuses them rather than risk wrong numbers: f32 weights and an f32 cache.
 [[noreturn]] void refuse_unverified(const std::string& what) {
-  throw_error(ErrorCode::kUnsupported, what + " on CUDA are not supported yet (unverified on a GPU): "
-                                               "use --weights f32 --kv-type f32 with --device cuda, or run on the CPU");
+  throw_error(ErrorCode::kUnsupported, what +
+                                           " on CUDA are not supported yet (unverified on a GPU): "
+                                           "use --weights f32 --kv-type f32 with --device cuda, or run on the CPU");
 }
 void require_f32_weights(const Weights& w) {
   if (w.type != WeightType::kF32) refuse_unverified(std::string(weight_type_name(w.type)) + " weights");
 }
 void require_f32_cache(const KvLayout& layout) {
-  if (layout.dtype != DType::kF32) refuse_unverified(std::string(layout.dtype == DType::kBF16 ? "bf16" : "f16") + " KV caches");
+  if (layout.dtype != DType::kF32)
+    refuse_unverified(std::string(layout.dtype == DType::kBF16 ? "bf16" : "f16") + " KV caches");
 }
 
 // Runs body(), reporting a kernel failure as an eagerlm::Error.

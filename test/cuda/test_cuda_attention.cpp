@@ -7,7 +7,8 @@
 // Attention runs with the key range split into chunks of 64, 128 and 192 positions (the
 // split-and-combine path), unsplit, and with the automatic plan. A second test feeds zero queries
 // (uniform weights) and position/slot/head-coded values, so each output is an exactly known mean
-// that checks every row's causal limit and the cache addressing without the CPU.
+// that checks every row's causal limit and the cache addressing without the CPU. The first test
+// runs again over bf16 and f16 caches.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <numeric>
 #include <vector>
 
+#include "kernels/common/dtype.h"
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cuda/attention_split.h"
 #include "kernels/cuda/cuda_ops.h"
@@ -164,7 +166,7 @@ std::vector<float> poisoned_cache(const Case& c, const KvLayout& layout, std::mt
 }
 
 void run_attention(cuda::CudaContext& ctx, int64_t chunk, const float* qkv, int64_t ld_qkv, const StepBatch& batch,
-                   const KvLayout& layout, const float* k, const float* v, float scale, float* out, int64_t ld_out) {
+                   const KvLayout& layout, const void* k, const void* v, float scale, float* out, int64_t ld_out) {
   if (chunk == 0)
     cuda::attention(ctx, qkv, ld_qkv, batch, layout, k, v, scale, out, ld_out);
   else
@@ -225,6 +227,81 @@ TEST_CASE("cuda kv_append and attention match the cpu kernels", "[cuda][attentio
                     dout.get(), ld_out);
       cuda::synchronize(*ctx);
       check_close(dout.download(), out_cpu, bound);
+    }
+  }
+}
+
+namespace {
+
+std::vector<uint16_t> narrowed(const std::vector<float>& v, eagerlm::DType dtype) {
+  std::vector<uint16_t> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i)
+    out[i] = dtype == eagerlm::DType::kBF16 ? eagerlm::float_to_bf16(v[i]) : eagerlm::float_to_f16(v[i]);
+  return out;
+}
+
+std::vector<float> widened(const std::vector<uint16_t>& v, eagerlm::DType dtype) {
+  std::vector<float> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i)
+    out[i] = dtype == eagerlm::DType::kBF16 ? eagerlm::bf16_to_float(v[i]) : eagerlm::f16_to_float(v[i]);
+  return out;
+}
+
+}  // namespace
+
+// 16-bit caches: kv_append rounds to nearest even on both sides (the same cache bits), and the
+// attention kernels widen each element exactly, so the float32 bound above holds with the
+// widened cache as its input.
+TEST_CASE("cuda kv_append and attention over bf16 and f16 caches match the cpu kernels", "[cuda][attention]") {
+  auto ctx = make_context();
+  auto rng = test_rng(202);
+  for (const eagerlm::DType dtype : {eagerlm::DType::kBF16, eagerlm::DType::kF16}) {
+    for (const Case& c : cases()) {
+      INFO("case: " << c.name << ", cache " << (dtype == eagerlm::DType::kBF16 ? "bf16" : "f16"));
+      const KvLayout layout = eagerlm::kv_layout(c.max_len, c.n_head, c.d_head, dtype);
+      const Batch batch = make_batch(c);
+      const int64_t width = c.n_head * c.d_head;
+      const int64_t n_rows = batch.n_rows;
+      std::vector<float> qkv = random_floats(rng, size_t(n_rows * 3 * width), -1.0f, 1.0f);
+      for (int64_t r = 0; r < n_rows; ++r)
+        for (int64_t e = 0; e < width; ++e) qkv[size_t(r * 3 * width + e)] *= c.q_range;
+      const auto k0 = narrowed(poisoned_cache(c, layout, rng), dtype);
+      const auto v0 = narrowed(poisoned_cache(c, layout, rng), dtype);
+      const int64_t ld_out = width + 2;
+      std::vector<float> out0(size_t(n_rows * ld_out), kSentinel);
+      for (int64_t r = 0; r < n_rows; ++r) std::fill_n(out0.begin() + r * ld_out, width, kNaN);
+      const float scale = 1.0f / std::sqrt(float(c.d_head));
+
+      auto k_cpu = k0, v_cpu = v0;
+      auto out_cpu = out0;
+      const StepBatch host_batch = batch.host();
+      cpu::kv_append(qkv.data(), host_batch, layout, k_cpu.data(), v_cpu.data());
+      cpu::attention(qkv.data(), 3 * width, host_batch, layout, k_cpu.data(), v_cpu.data(), scale, out_cpu.data(),
+                     ld_out);
+
+      const DeviceBatch device_batch(batch);
+      DeviceBuffer<float> dqkv(qkv);
+      DeviceBuffer<uint16_t> dk(k0), dv(v0);
+      cuda::kv_append(*ctx, dqkv.get(), device_batch.get(), layout, dk.get(), dv.get());
+      cuda::synchronize(*ctx);
+      {
+        INFO("kv_append: key cache");
+        check_identical(widened(dk.download(), dtype), widened(k_cpu, dtype));
+      }
+      {
+        INFO("kv_append: value cache");
+        check_identical(widened(dv.download(), dtype), widened(v_cpu, dtype));
+      }
+      const auto bound =
+          attention_bound(qkv, 3 * width, batch, layout, widened(k_cpu, dtype), widened(v_cpu, dtype), scale, ld_out);
+      for (const int64_t chunk : kChunkChoices) {
+        INFO("chunk_len " << chunk << " (0: automatic plan)");
+        DeviceBuffer<float> dout(out0);
+        run_attention(*ctx, chunk, dqkv.get(), 3 * width, device_batch.get(), layout, dk.get(), dv.get(), scale,
+                      dout.get(), ld_out);
+        cuda::synchronize(*ctx);
+        check_close(dout.download(), out_cpu, bound);
+      }
     }
   }
 }
