@@ -149,5 +149,7 @@ draws='"cuda draws follow the kept probabilities"'  # 100 launches of 1024-2048 
 # The sanitizers last (the slowest, and their time is the least known), the shorter first.
 step "compute-sanitizer racecheck: attention" gpu 90 sanitize racecheck "[attention]"
 step "compute-sanitizer racecheck: sampling" gpu 90 sanitize racecheck "[sampling]~$draws"
-step "compute-sanitizer memcheck: test_cuda_ops" gpu 150 sanitize memcheck "~$draws"
+step "compute-sanitizer memcheck: test_cuda_ops" gpu 150 sanitize memcheck "~[linear_typed]~$draws"
+# The typed products apart: their double references take ~10 s of the host's time on their own.
+step "compute-sanitizer memcheck: typed products" gpu 90 sanitize memcheck "[linear_typed]"
 finish
