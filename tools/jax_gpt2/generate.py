@@ -43,6 +43,7 @@ def _run(step, prompt, n_new, cache, offsets, on_token):
 
 _BACKEND_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"  # one per XLA compilation
 _compiled = [0]
+_listening = [False]
 
 
 def _count_compile(event, _duration, **_):
@@ -50,11 +51,13 @@ def _count_compile(event, _duration, **_):
         _compiled[0] += 1
 
 
-jax.monitoring.register_event_duration_secs_listener(_count_compile)
-
-
 def compilations():
-    """XLA compilations in this process so far (jax.monitoring's backend-compile events)."""
+    """XLA compilations counted so far (jax.monitoring's backend-compile events). The listener is
+    registered on the first call, not at import, so importing this module changes nothing in
+    the process; callers take differences between two calls."""
+    if not _listening[0]:
+        jax.monitoring.register_event_duration_secs_listener(_count_compile)
+        _listening[0] = True
     return _compiled[0]
 
 

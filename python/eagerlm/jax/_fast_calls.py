@@ -24,11 +24,19 @@ from ._keys import Keys, is_threefry
 from ._program import Step
 
 
+def _callee_text(closed: Any) -> str | None:
+    """The printed callee of a program that is one nested call, or None when it is not."""
+    eqns = closed.jaxpr.eqns
+    if len(eqns) != 1 or "jaxpr" not in eqns[0].params:
+        return None
+    return str(eqns[0].params["jaxpr"])
+
+
 @functools.lru_cache(maxsize=256)
-def _normal_reference(shape: tuple[int, ...]) -> str:
-    closed = jax.make_jaxpr(lambda k: jax.random.normal(k, shape, jnp.float32))(jax.random.key(0))
-    (eqn,) = closed.jaxpr.eqns
-    return str(eqn.params["jaxpr"])
+def _normal_reference(shape: tuple[int, ...]) -> str | None:
+    """The printed callee of jax.random.normal(key, shape, float32), or None when it does not
+    trace to one call."""
+    return _callee_text(jax.make_jaxpr(lambda k: jax.random.normal(k, shape, jnp.float32))(jax.random.key(0)))
 
 
 @functools.lru_cache(maxsize=256)
@@ -38,9 +46,7 @@ def _uniform_reference(shape: tuple[int, ...], bounds: tuple[tuple[Any, bool], .
     lo, hi = (jax.ShapeDtypeStruct((), dtype, weak_type=weak) for dtype, weak in bounds)
     closed = jax.make_jaxpr(lambda k, a, b: jax.random.uniform(k, shape, jnp.float32, a, b))(
         jax.random.key(0), lo, hi)
-    if len(closed.jaxpr.eqns) != 1 or "jaxpr" not in closed.jaxpr.eqns[0].params:
-        return None
-    return str(closed.jaxpr.eqns[0].params["jaxpr"])
+    return _callee_text(closed)
 
 
 _SQRT2 = np.array(np.sqrt(2), np.float32)  # as jax.random.normal rounds it
