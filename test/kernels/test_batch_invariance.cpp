@@ -28,7 +28,7 @@ using eagerlm::WeightType;
 
 namespace {
 
-constexpr int64_t kBatchRows[] = {1, 3, 8, 17, 64};
+constexpr int64_t kBatchRows[] = {1, 3, 6, 8, 17, 64};
 
 std::vector<int64_t> positions(int64_t m) {
   std::vector<int64_t> p = {0, m / 2, m - 1};

@@ -40,7 +40,7 @@ using eagerlm::WeightType;
 namespace {
 
 constexpr WeightType kTypes[] = {WeightType::kF32, WeightType::kBF16, WeightType::kF16, WeightType::kInt8};
-constexpr int64_t kRows[] = {1, 2, 3, 8, 16, 17, 31, 32, 33, 64, 200};
+constexpr int64_t kRows[] = {1, 2, 3, 4, 5, 6, 7, 8, 16, 17, 31, 32, 33, 64, 200};
 
 struct Shape {
   int64_t k, n, x_pad, y_pad;
