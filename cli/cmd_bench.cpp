@@ -102,19 +102,12 @@ double time_decode(const std::shared_ptr<const gpt2::Model>& model, const gpt2::
   return median(ms);
 }
 
-int run_bench(const BenchOptions& o) {
-  apply_threads(o.threads);
-  const int threads = num_threads();
-  if (o.request_bench) return run_request_bench(o.source, o.requests, threads, o.json);
-  auto say = [&](const char* fmt, auto... args) {
-    if (!o.json) std::fprintf(stderr, fmt, args...);
-  };
-  const Device device = parse_device(o.source.device);
-  say("eagerlm bench: measuring the %s (%d threads, CPU kernels: %s)...\n", device == Device::kCuda ? "GPU" : "machine",
-      threads, cpu::active_isa());
-  const gpt2::ForwardLimits exec = execution_limits(o.source);  // flag errors before any work
-  const DeviceLimits limits = backend_for(device).measure_limits(threads);
-  gpt2::LoadedModel lm = load_model(o.source, o.json);
+// Everything measured of one loaded model, as JSON fields (model, load_ms, first_token_ms, prefill,
+// decode_batch, decode_position, decode_floor), against the device's limits measured once.
+template <typename Say>
+json measure_model(const BenchOptions& o, const ModelFlags& source, const gpt2::ForwardLimits& exec,
+                   const DeviceLimits& limits, Say say) {
+  gpt2::LoadedModel lm = load_model(source, o.json);
   const auto& model = lm.model;
   const auto& c = model->config();
   const int steps = o.quick ? 4 : o.decode_steps;
@@ -122,23 +115,7 @@ int run_bench(const BenchOptions& o) {
   const double peak = exec.gemm_math == GemmMath::kTf32   ? limits.peak_tf32_gflops
                       : exec.gemm_math == GemmMath::kBf16 ? limits.peak_bf16_gflops
                                                           : limits.peak_gflops;
-  json machine = {{"device", device_name(device)},
-                  {"read_gbps", limits.read_gbps},
-                  {"read_gbps_median", limits.read_gbps_median},
-                  {"read_method", limits.read_method},
-                  {"fp32_peak_gflops", limits.peak_gflops}};
   json out;
-  if (device == Device::kCuda) {
-    machine["gpu"] = limits.name;
-    machine["tf32_peak_gflops"] = limits.peak_tf32_gflops;
-    machine["bf16_peak_gflops"] = limits.peak_bf16_gflops;
-    out["host"] = {{"cpu", cpu_model_name()}, {"isa", cpu::active_isa()}, {"threads", threads}};  // not measured
-  } else {
-    machine["cpu"] = limits.name;
-    machine["isa"] = cpu::active_isa();
-    machine["threads"] = threads;
-  }
-  out["machine"] = machine;
   out["model"] = {{"name", lm.description},
                   {"parameters", model->parameter_count()},
                   {"device", device_name(model->device())},
@@ -149,7 +126,6 @@ int run_bench(const BenchOptions& o) {
   out["load_ms"] = lm.load_ms;
   say("model: %s, weights %s (%.1f MB of matrices), KV cache %s\n", lm.description.c_str(),
       weight_type_name(model->weight_type()), double(model->matrix_bytes()) / 1e6, dtype_name(model->kv_type()));
-
   // First token: the first step a fresh ForwardPass ever runs, then the same step warm.
   {
     const auto prompt = tokens(16, c.vocab_size);
@@ -228,6 +204,73 @@ int run_bench(const BenchOptions& o) {
       "%.2fx the floor (%.2fx the median-pass floor)\n",
       bytes / 1e6, limits.read_gbps, limits.read_gbps_median, floor_ms, median_floor_ms, decode_b1,
       decode_b1 / floor_ms, decode_b1 / median_floor_ms);
+  return out;
+}
+
+// --weights all: the four types one after another, then side by side, each with its own floor.
+void print_weights_table(const json& runs) {
+  std::fprintf(stderr, "\n%-6s %12s %10s %9s %12s %9s %14s\n", "weights", "decode b1", "floor", "x floor",
+               "batch 8", "b8 / b1", "prefill 128");
+  for (const json& r : runs) {
+    double b1 = 0, b8 = 0, prefill = 0;
+    for (const json& d : r["decode_batch"]) {
+      if (d["batch"] == 1) b1 = d["ms_per_step"];
+      if (d["batch"] == 8) b8 = d["ms_per_step"];
+    }
+    for (const json& p : r["prefill"])
+      if (p["tokens"] == 128) prefill = p["ms"];
+    const double floor_ms = r["decode_floor"]["floor_ms"];
+    std::fprintf(stderr, "%-6s %9.2f ms %7.2f ms %8.2fx %9.2f ms %8.2fx %11.1f ms\n",
+                 r["model"]["weights"].get<std::string>().c_str(), b1, floor_ms, b1 / floor_ms, b8,
+                 b1 > 0 ? b8 / b1 : 0.0, prefill);
+  }
+}
+
+int run_bench(const BenchOptions& o) {
+  apply_threads(o.threads);
+  const int threads = num_threads();
+  const bool all_weights = o.source.weights == "all";
+  if (o.request_bench) {
+    if (all_weights) throw UsageError("--weights all: only without --requests (give one weight type)");
+    return run_request_bench(o.source, o.requests, threads, o.json);
+  }
+  auto say = [&](const char* fmt, auto... args) {
+    if (!o.json) std::fprintf(stderr, fmt, args...);
+  };
+  const Device device = parse_device(o.source.device);
+  say("eagerlm bench: measuring the %s (%d threads, CPU kernels: %s)...\n", device == Device::kCuda ? "GPU" : "machine",
+      threads, cpu::active_isa());
+  const gpt2::ForwardLimits exec = execution_limits(o.source);  // flag errors before any work
+  const DeviceLimits limits = backend_for(device).measure_limits(threads);
+  json machine = {{"device", device_name(device)},
+                  {"read_gbps", limits.read_gbps},
+                  {"read_gbps_median", limits.read_gbps_median},
+                  {"read_method", limits.read_method},
+                  {"fp32_peak_gflops", limits.peak_gflops}};
+  json out;
+  if (device == Device::kCuda) {
+    machine["gpu"] = limits.name;
+    machine["tf32_peak_gflops"] = limits.peak_tf32_gflops;
+    machine["bf16_peak_gflops"] = limits.peak_bf16_gflops;
+    out["host"] = {{"cpu", cpu_model_name()}, {"isa", cpu::active_isa()}, {"threads", threads}};  // not measured
+  } else {
+    machine["cpu"] = limits.name;
+    machine["isa"] = cpu::active_isa();
+    machine["threads"] = threads;
+  }
+  out["machine"] = machine;
+  if (!all_weights) {
+    out.update(measure_model(o, o.source, exec, limits, say));
+  } else {
+    out["weights"] = json::array();
+    for (const char* type : {"f32", "bf16", "f16", "int8"}) {
+      ModelFlags source = o.source;
+      source.weights = type;
+      say("\n== weights %s\n", type);
+      out["weights"].push_back(measure_model(o, source, exec, limits, say));
+    }
+    if (!o.json) print_weights_table(out["weights"]);
+  }
   if (o.json) std::cout << out.dump(2) << "\n";
   return 0;
 }
@@ -237,7 +280,7 @@ int run_bench(const BenchOptions& o) {
 Subcommand add_bench_command(CLI::App& root) {
   auto o = std::make_shared<BenchOptions>();
   CLI::App* app = root.add_subcommand("bench", "Measure first-token latency, prefill and decode speed");
-  add_model_options(*app, o->source);
+  add_model_options(*app, o->source, {.weights_all = true});
   add_threads_option(*app, o->threads);
   app->add_option("--decode-steps", o->decode_steps, "Decode steps per measurement")
       ->check(CLI::Range(1, 24))

@@ -80,7 +80,7 @@ int run_serve(const ServeFlags& f) {
 Subcommand add_serve_command(CLI::App& root) {
   auto f = std::make_shared<ServeFlags>();
   CLI::App* app = root.add_subcommand("serve", "Serve the model over HTTP, with OpenAI's completions API");
-  add_model_options(*app, f->source, /*execution_flags=*/false);
+  add_model_options(*app, f->source, {.execution = false});
   app->add_option("--host", f->host, "Address to listen on (0.0.0.0: every interface)")->capture_default_str();
   app->add_option("--port", f->port, "Port to listen on; 0 picks a free one (printed)")
       ->check(CLI::Range(0, 65535))

@@ -1,6 +1,7 @@
 #include "cli/model_source.h"
 
 #include <cstdio>
+#include <vector>
 
 #include "cli/cli_common.h"
 #include "cli/command.h"
@@ -10,21 +11,24 @@
 
 namespace eagerlm::cli {
 
-void add_model_options(CLI::App& app, ModelFlags& s, bool execution_flags) {
+void add_model_options(CLI::App& app, ModelFlags& s, ModelOptionSet set) {
   auto* m = app.add_option("-m,--model", s.model_dir, "Hugging Face GPT-2 directory (config.json + model.safetensors)");
   auto* p = app.add_option("--preset", s.preset, "Random-weight model of a published size, initialized by eagerlm")
                 ->check(CLI::IsMember({"gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"}));
   m->excludes(p);
   app.add_option("--init-seed", s.init_seed, "Seed for --preset (and the default model)")->capture_default_str();
   app.add_option("--device", s.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  std::vector<std::string> weight_names{"f32", "bf16", "f16", "int8"};
+  if (set.weights_all) weight_names.push_back("all");
   app.add_option("--weights", s.weights,
-                 "Weight matrices as f32, bf16, f16 or int8 (converted at load; int8: per-block scales, "
-                 "docs/formats.md); default: as the checkpoint stores them (random weights: f32)")
-      ->check(CLI::IsMember({"f32", "bf16", "f16", "int8"}));
+                 std::string("Weight matrices as f32, bf16, f16 or int8 (converted at load; int8: per-block scales, "
+                             "docs/formats.md); default: as the checkpoint stores them (random weights: f32)") +
+                     (set.weights_all ? "; all: each in turn, side by side" : ""))
+      ->check(CLI::IsMember(weight_names));
   app.add_option("--kv-type", s.kv_type, "KV cache elements: f32, bf16 or f16 (half the cache bytes)")
       ->check(CLI::IsMember({"f32", "bf16", "f16"}))
       ->capture_default_str();
-  if (!execution_flags) return;
+  if (!set.execution) return;
   app.add_option("--gemm-math", s.gemm_math,
                  "Matrix products on CUDA: fp32 (exact FP32), tf32 or bf16 (tensor cores, inputs rounded)")
       ->check(CLI::IsMember({"fp32", "tf32", "bf16"}))

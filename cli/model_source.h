@@ -28,7 +28,12 @@ struct ModelFlags {
 };
 
 // execution_flags: also --gemm-math and --no-cuda-graphs (commands that build their own forward pass).
-void add_model_options(CLI::App& app, ModelFlags& flags, bool execution_flags = true);
+// Which of the model flags a command takes beyond the common ones.
+struct ModelOptionSet {
+  bool execution = true;     // --gemm-math, --no-cuda-graphs (not for serve: the server's own)
+  bool weights_all = false;  // --weights all: bench measures each type in turn
+};
+void add_model_options(CLI::App& app, ModelFlags& flags, ModelOptionSet set = {});
 
 // The weight type --weights names (nullopt when not given); throws UsageError naming the flag.
 std::optional<WeightType> parse_weights_flag(const std::string& name);

@@ -274,6 +274,30 @@ TEST_CASE("bench --json sets its numbers against the device's measured limits", 
   CHECK(f.at("ratio").get<double>() > 0);
 }
 
+TEST_CASE("bench --weights all measures each type against the one machine probe", "[cli][bench]") {
+  expect_usage_error("generate -m " + tiny_model_dir() + " -p hi --weights all", "--weights");
+  expect_usage_error("bench --weights all --requests 2 -m " + tiny_model_dir(), "--weights all");
+  const Run r = run_cli("bench --quick --json -t 2 --weights all -m " + tiny_model_dir());
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const json b = json::parse(r.out);
+  const json& runs = b.at("weights");
+  REQUIRE(runs.size() == 4);
+  const char* types[] = {"f32", "bf16", "f16", "int8"};
+  double bytes_before = 1e300;
+  for (size_t i = 0; i < 4; ++i) {
+    INFO(types[i]);
+    CHECK(runs[i].at("model").at("weights") == types[i]);
+    const json& f = runs[i].at("decode_floor");
+    CHECK(f.at("read_gbps") == b.at("machine").at("read_gbps"));  // one probe for all four
+    const double bytes = f.at("weight_bytes_per_token");
+    CHECK(bytes <= bytes_before);  // f32 > bf16 = f16 > int8
+    bytes_before = bytes;
+    CHECK(runs[i].at("decode_batch").size() == 2);
+  }
+  CHECK(runs[0].at("decode_floor").at("weight_bytes_per_token") > runs[3].at("decode_floor").at("weight_bytes_per_token"));
+}
+
 TEST_CASE("--weights converts at load; quantize writes a checkpoint that loads as written", "[cli][weights]") {
   const std::string gen = "generate -m " + tiny_model_dir() + " -p hi ";
   expect_usage_error(gen + "--weights int4", "--weights");
