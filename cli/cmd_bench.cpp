@@ -209,8 +209,8 @@ json measure_model(const BenchOptions& o, const ModelFlags& source, const gpt2::
 
 // --weights all: the four types one after another, then side by side, each with its own floor.
 void print_weights_table(const json& runs) {
-  std::fprintf(stderr, "\n%-6s %12s %10s %9s %12s %9s %14s\n", "weights", "decode b1", "floor", "x floor",
-               "batch 8", "b8 / b1", "prefill 128");
+  std::fprintf(stderr, "\n%-6s %12s %10s %9s %12s %9s %14s\n", "weights", "decode b1", "floor", "x floor", "batch 8",
+               "b8 / b1", "prefill 128");
   for (const json& r : runs) {
     double b1 = 0, b8 = 0, prefill = 0;
     for (const json& d : r["decode_batch"]) {

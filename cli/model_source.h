@@ -27,7 +27,6 @@ struct ModelFlags {
   std::string kv_type = "f32";     // --kv-type f32|bf16|f16
 };
 
-// execution_flags: also --gemm-math and --no-cuda-graphs (commands that build their own forward pass).
 // Which of the model flags a command takes beyond the common ones.
 struct ModelOptionSet {
   bool execution = true;     // --gemm-math, --no-cuda-graphs (not for serve: the server's own)

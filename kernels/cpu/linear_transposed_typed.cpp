@@ -206,31 +206,30 @@ void group(const Operands& o, int rows, int64_t n0, int64_t n1) {
 
 // W rows [n0, n1) against m <= kBlockRows x rows, in slices (kSliceBytes) that stay in L2 while
 // every group of x rows (one group up to one_group_rows, else near-equal groups of at most
-// kManyTileRows) passes over them. Each group's rows are packed first (m·k floats in all, in this thread's
-// scratch: small beside the n·k weights every call streams).
+// kManyTileRows) passes over them. Each group's rows are packed first (m·k floats in all, in this
+// thread's scratch: small beside the n·k weights every call streams).
 template <WeightType T>
 void row_block(Operands o, const float* x, int64_t ldx, int64_t m, int64_t n0, int64_t n1) {
+  static_assert(kManyTileRows <= kTileRows);
   const int64_t rows_per_group = m > one_group_rows<T> ? kManyTileRows : kTileRows;
   const int64_t groups = (m + rows_per_group - 1) / rows_per_group;
+  int64_t first_row[kBlockRows / kManyTileRows + 1] = {0};  // group g: rows [first_row[g], first_row[g + 1])
+  for (int64_t g = 0; g < groups; ++g) first_row[g + 1] = first_row[g] + (m - first_row[g]) / (groups - g);
   const int64_t group_floats = vectors_of(o.k) * kLanes;  // per row of a group
   thread_local std::vector<float> packed;
   if (packed.size() < size_t(m * group_floats)) packed.resize(size_t(m * group_floats));
-  for (int64_t g = 0, r0 = 0; g < groups; ++g) {
-    const int64_t r1 = r0 + (m - r0) / (groups - g);
-    pack_rows(x + r0 * ldx, ldx, int(r1 - r0), o.k, packed.data() + r0 * group_floats);
-    r0 = r1;
-  }
+  for (int64_t g = 0; g < groups; ++g)
+    pack_rows(x + first_row[g] * ldx, ldx, int(first_row[g + 1] - first_row[g]), o.k,
+              packed.data() + first_row[g] * group_floats);
   const int64_t slice =
       groups == 1 ? n1 - n0 : std::max<int64_t>(12, kSliceBytes / (o.k * int64_t(weight_element_size(T))) / 12 * 12);
   for (int64_t j0 = n0; j0 < n1; j0 += slice) {
     const int64_t j1 = std::min(n1, j0 + slice);
-    for (int64_t g = 0, r0 = 0; g < groups; ++g) {
-      const int64_t r1 = r0 + (m - r0) / (groups - g);
+    for (int64_t g = 0; g < groups; ++g) {
       Operands og = o;
-      og.xp = packed.data() + r0 * group_floats;
-      og.y += r0 * o.ldy;
-      group<T>(og, int(r1 - r0), j0, j1);
-      r0 = r1;
+      og.xp = packed.data() + first_row[g] * group_floats;
+      og.y += first_row[g] * o.ldy;
+      group<T>(og, int(first_row[g + 1] - first_row[g]), j0, j1);
     }
   }
 }
