@@ -257,6 +257,10 @@ int run_bench(const BenchOptions& o) {
     machine["cpu"] = limits.name;
     machine["isa"] = cpu::active_isa();
     machine["threads"] = threads;
+    if (limits.peak_bf16_gflops > 0) {  // --gemm-math bf16's products: AMX tiles or AVX512_BF16
+      machine["bf16_peak_gflops"] = limits.peak_bf16_gflops;
+      machine["bf16_engine"] = cpu::amx_enabled() ? "amx" : "avx512bf16";
+    }
   }
   out["machine"] = machine;
   if (!all_weights) {

@@ -30,7 +30,8 @@ void add_model_options(CLI::App& app, ModelFlags& s, ModelOptionSet set) {
       ->capture_default_str();
   if (!set.execution) return;
   app.add_option("--gemm-math", s.gemm_math,
-                 "Matrix products on CUDA: fp32 (exact FP32), tf32 or bf16 (tensor cores, inputs rounded)")
+                 "Matrix products: fp32 (exact FP32); on CUDA tf32 or bf16 (tensor cores, inputs rounded); on "
+                 "the CPU bf16 for the prefill of bf16 weights (AMX or AVX512_BF16, inputs rounded)")
       ->check(CLI::IsMember({"fp32", "tf32", "bf16"}))
       ->capture_default_str();
   app.add_flag("--no-cuda-graphs", s.no_cuda_graphs, "On CUDA, launch every decode step's kernels one by one");
@@ -40,8 +41,12 @@ gpt2::ForwardLimits execution_limits(const ModelFlags& s) {
   gpt2::ForwardLimits limits;
   const auto math = gemm_math_from_name(s.gemm_math);
   if (!math) throw UsageError("--gemm-math: expected fp32, tf32 or bf16, got '" + s.gemm_math + "'");
-  if (*math != GemmMath::kFp32 && parse_device(s.device) != Device::kCuda)
-    throw UsageError("--gemm-math " + s.gemm_math + " needs --device cuda (the CPU computes in fp32)");
+  // The CPU has bf16 products for bf16 weights (the engine refuses other weights, and CPUs
+  // without AVX512_BF16); tf32 is CUDA's alone.
+  if (*math == GemmMath::kTf32 && parse_device(s.device) != Device::kCuda)
+    throw UsageError("--gemm-math tf32 needs --device cuda (the CPU computes in fp32, or bf16 for bf16 weights)");
+  if (*math == GemmMath::kBf16 && parse_device(s.device) == Device::kCpu && s.weights == "all")
+    throw UsageError("--gemm-math bf16 on the CPU is for bf16 weights: not with --weights all");
   limits.gemm_math = *math;
   limits.graphs = !s.no_cuda_graphs;
   return limits;
@@ -66,8 +71,7 @@ gpt2::LoadedModel load_model(const ModelFlags& s, bool quiet) {
   source.directory = s.model_dir;
   source.weights = parse_weights_flag(s.weights);
   const auto kv = dtype_from_cli_name(s.kv_type);
-  if (!kv)
-    throw UsageError("--kv-type: expected f32, bf16 or f16, got '" + s.kv_type + "'");
+  if (!kv) throw UsageError("--kv-type: expected f32, bf16 or f16, got '" + s.kv_type + "'");
   source.kv_type = *kv;
   if (s.model_dir.empty()) {
     source.preset_or_config = s.preset.empty() ? "gpt2" : s.preset;

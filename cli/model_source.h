@@ -21,7 +21,7 @@ struct ModelFlags {
   std::string preset;
   std::string init_seed = "0";  // parsed by parse_u64_flag
   std::string device = "cpu";
-  std::string gemm_math = "fp32";  // --gemm-math (CUDA only beyond fp32)
+  std::string gemm_math = "fp32";  // --gemm-math (tf32 CUDA only; bf16 on the CPU for bf16 weights)
   bool no_cuda_graphs = false;     // --no-cuda-graphs
   std::string weights;             // --weights f32|bf16|f16|int8; empty: as the checkpoint stores them
   std::string kv_type = "f32";     // --kv-type f32|bf16|f16
@@ -50,7 +50,7 @@ std::string model_name(const ModelFlags& flags);
 Device parse_device(const std::string& name);
 
 // A ForwardLimits carrying the execution choices (--gemm-math, --no-cuda-graphs), for the
-// command to fill in its sizes; throws UsageError when --gemm-math asks tensor cores of the CPU.
+// command to fill in its sizes; throws UsageError when --gemm-math asks the CPU for tf32.
 gpt2::ForwardLimits execution_limits(const ModelFlags& flags);
 
 }  // namespace eagerlm::cli

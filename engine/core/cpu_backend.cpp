@@ -10,6 +10,8 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/core/error.h"
@@ -57,12 +59,17 @@ class CpuQueue final : public Queue {
  public:
   void synchronize() override {}
   QueueStats stats() const override { return {}; }
-  // bf16 is the typed kernels' own: the prefill of bf16 weights may round activations to bf16 for
-  // AVX512_BF16 dot products; every other product stays fp32 (kernels/cpu/cpu_kernels.inc).
+  // bf16 is the typed kernels' own: the prefill of bf16 weights rounds activations to bf16 for
+  // AMX tiles or AVX512_BF16 dot products; every other product stays fp32
+  // (kernels/cpu/cpu_kernels.inc). Refused where the kernels in use have neither.
   void set_gemm_math(GemmMath math) override {
     if (math == GemmMath::kTf32)
       throw_error(ErrorCode::kUnsupported,
                   "GEMM math tf32 needs a CUDA device; the CPU computes in fp32 (or bf16 for bf16 weights)");
+    if (math == GemmMath::kBf16 && std::string_view(cpu::active_isa()) != "avx512bf16")
+      throw_error(ErrorCode::kUnsupported, std::string("GEMM math bf16 on the CPU needs AVX512_BF16; the kernels "
+                                                       "in use are the ") +
+                                               cpu::active_isa() + " variant (the CPU computes in fp32)");
     math_ = math;
   }
 
@@ -192,6 +199,15 @@ DeviceLimits measure_cpu_limits(int threads) {
     gflops.push_back(flops / seconds_since(t0) / 1e9);
   }
   lim.peak_gflops = median_of(gflops);
+  // The bf16 products of --gemm-math bf16 (AMX or AVX512_BF16), where the kernels have them.
+  gflops.clear();
+  for (int rep = 0; rep < 3; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const double flops = cpu::bf16_flops(kIters, threads);
+    if (flops <= 0) break;
+    gflops.push_back(flops / seconds_since(t0) / 1e9);
+  }
+  if (!gflops.empty()) lim.peak_bf16_gflops = median_of(gflops);
   return lim;
 }
 

@@ -9,7 +9,8 @@
 //   register tiles of up to 8 rows × 3 vectors (48 columns) accumulate over a block, reloading
 //   from y between blocks; a broadcast x word times a packed W vector is one vdpbf16ps.
 // Odd k pads the last pair with zeros; columns past the panel's end are packed as zeros and
-// never stored.
+// never stored. Where the CPU has AMX (cpu::amx_enabled()), the same packed words feed tile
+// products instead (bf16_gemm_amx.cpp, gemm_tiles below).
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -154,10 +155,19 @@ void block(int rows, const uint32_t* xp, int64_t ldxp, const uint32_t* bp, int64
   }
 }
 
-}  // namespace
+// Packs W's block of pairs [p0, p1) × columns [j0, j0 + cols) into bp (rows ldbp words).
+void pack_block(const uint16_t* w, bool input_major, int64_t k, int64_t n, int64_t p0, int64_t p1, int64_t j0,
+                int64_t cols, uint32_t* bp, int64_t ldbp) {
+  if (input_major) {
+    pack_input_major(w, k, n, p0, p1, j0, cols, bp, ldbp);
+  } else {
+    pack_output_major(w, k, p0, p1, j0, cols, bp, ldbp);
+  }
+}
 
-void gemm_bf16(const float* x, int64_t ldx, const uint16_t* w, bool input_major, const float* bias, float* y,
-               int64_t ldy, int64_t m, int64_t k, int64_t n, int64_t n0, int64_t n1) {
+// The vdpbf16ps engine: register tiles of up to 8 rows, y itself the accumulator between blocks.
+void gemm_vector(const float* x, int64_t ldx, const uint16_t* w, bool input_major, const float* bias, float* y,
+                 int64_t ldy, int64_t m, int64_t k, int64_t n, int64_t n0, int64_t n1) {
   const int64_t pairs = (k + 1) / 2;
   const int64_t ldxp = (pairs + 15) / 16 * 16;
   thread_local std::vector<uint32_t> xp, bp;
@@ -169,11 +179,7 @@ void gemm_bf16(const float* x, int64_t ldx, const uint16_t* w, bool input_major,
     const int64_t ldbp = (cols + 15) / 16 * 16;
     for (int64_t p0 = 0; p0 < pairs; p0 += kBlockPairs) {
       const int64_t p1 = std::min(pairs, p0 + kBlockPairs);
-      if (input_major) {
-        pack_input_major(w, k, n, p0, p1, j0, cols, bp.data(), ldbp);
-      } else {
-        pack_output_major(w, k, p0, p1, j0, cols, bp.data(), ldbp);
-      }
+      pack_block(w, input_major, k, n, p0, p1, j0, cols, bp.data(), ldbp);
       for (int64_t r0 = 0; r0 < m; r0 += kTileRows) {
         const int rows = int(std::min<int64_t>(kTileRows, m - r0));
         block(rows, xp.data() + r0 * ldxp + p0, ldxp, bp.data(), ldbp, p1 - p0, bias ? bias + j0 : nullptr,
@@ -181,6 +187,63 @@ void gemm_bf16(const float* x, int64_t ldx, const uint16_t* w, bool input_major,
       }
     }
   }
+}
+
+#if defined(EAGERLM_CPU_HAS_AMX_GEMM)
+// The AMX engine (bf16_gemm_amx.cpp): whole 16 × 16 tiles only, so x's rows are padded with zero
+// rows to a multiple of 16 and each packed block's pairs with zero pairs; a panel accumulates in a
+// float32 scratch of whole tiles and goes to y (plus the bias) once its sums are complete.
+void gemm_tiles(const float* x, int64_t ldx, const uint16_t* w, bool input_major, const float* bias, float* y,
+                int64_t ldy, int64_t m, int64_t k, int64_t n, int64_t n0, int64_t n1) {
+  const int64_t pairs = (k + 1) / 2;
+  const int64_t ldxp = (pairs + 15) / 16 * 16, rows = (m + 15) / 16 * 16;
+  thread_local std::vector<uint32_t> xp, bp;
+  thread_local std::vector<float> acc;
+  if (xp.size() < size_t(rows * ldxp)) xp.resize(size_t(rows * ldxp));
+  if (bp.size() < size_t(kBlockPairs * kPanel)) bp.resize(size_t(kBlockPairs * kPanel));
+  if (acc.size() < size_t(rows * kPanel)) acc.resize(size_t(rows * kPanel));
+  pack_x(x, ldx, m, k, xp.data(), ldxp);
+  std::memset(xp.data() + m * ldxp, 0, size_t((rows - m) * ldxp) * sizeof(uint32_t));
+  amx_begin();
+  for (int64_t j0 = n0; j0 < n1; j0 += kPanel) {
+    const int64_t cols = std::min(kPanel, n1 - j0);
+    const int64_t ldbp = (cols + 15) / 16 * 16;
+    for (int64_t p0 = 0; p0 < pairs; p0 += kBlockPairs) {
+      const int64_t p1 = std::min(pairs, p0 + kBlockPairs);
+      const int64_t padded = (p1 - p0 + 15) / 16 * 16;
+      pack_block(w, input_major, k, n, p0, p1, j0, cols, bp.data(), ldbp);
+      // Zero pairs to meet x's zero pairs: stale words here could be NaN, and NaN·0 is NaN.
+      std::memset(bp.data() + (p1 - p0) * ldbp, 0, size_t((padded - (p1 - p0)) * ldbp) * sizeof(uint32_t));
+      amx_block(xp.data() + p0, ldxp, bp.data(), ldbp, acc.data(), ldbp, rows, ldbp, padded, p0 == 0);
+    }
+    for (int64_t r = 0; r < m; ++r) {
+      const float* sums = acc.data() + r * ldbp;
+      float* out = y + r * ldy + j0;
+      if (bias) {
+        for (int64_t c = 0; c < cols; ++c) out[c] = sums[c] + bias[j0 + c];
+      } else {
+        std::memcpy(out, sums, size_t(cols) * sizeof(float));
+      }
+    }
+  }
+  amx_end();
+}
+#endif
+
+}  // namespace
+
+void gemm_bf16(const float* x, int64_t ldx, const uint16_t* w, bool input_major, const float* bias, float* y,
+               int64_t ldy, int64_t m, int64_t k, int64_t n, int64_t n0, int64_t n1) {
+  if (k == 0) {  // no sums: y is the bias (or zero)
+    for (int64_t r = 0; r < m; ++r) {
+      for (int64_t c = n0; c < n1; ++c) y[r * ldy + c] = bias ? bias[c] : 0.0f;
+    }
+    return;
+  }
+#if defined(EAGERLM_CPU_HAS_AMX_GEMM)
+  if (cpu::amx_enabled()) return gemm_tiles(x, ldx, w, input_major, bias, y, ldy, m, k, n, n0, n1);
+#endif
+  gemm_vector(x, ldx, w, input_major, bias, y, ldy, m, k, n, n0, n1);
 }
 
 #endif  // EAGERLM_CPU_HAS_AVX512BF16

@@ -3,6 +3,12 @@
 // variant's namespace: include after isa_begin.h.
 #pragma once
 
+// The AMX engine (bf16_gemm_amx.cpp) where GCC can target the tiles: beside vdpbf16ps, chosen
+// per call by cpu::amx_enabled().
+#if defined(EAGERLM_CPU_HAS_AVX512BF16) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define EAGERLM_CPU_HAS_AMX_GEMM 1
+#endif
+
 namespace eagerlm::cpu::EAGERLM_CPU_ISA {
 
 #if defined(EAGERLM_CPU_HAS_AVX512BF16)
@@ -11,6 +17,20 @@ namespace eagerlm::cpu::EAGERLM_CPU_ISA {
 // rounded to bf16 (nearest even), the products of two bf16 are exact in float32, the sums round.
 void gemm_bf16(const float* x, int64_t ldx, const uint16_t* w, bool input_major, const float* bias, float* y,
                int64_t ldy, int64_t m, int64_t k, int64_t n, int64_t n0, int64_t n1);
+#endif
+
+#if defined(EAGERLM_CPU_HAS_AMX_GEMM)
+// The calling thread's tile registers: configured (all eight 16 rows × 64 bytes) and released.
+void amx_begin();
+void amx_end();
+// c[rows, cols] = (first ? 0 : c) + xp[rows, pairs]·bp[pairs, cols] in bf16 pairs (words): xp
+// rows ldxp words apart, bp rows (one pair of inputs each) ldbp words apart, c rows ldc floats
+// apart. rows, cols and pairs are multiples of 16; between amx_begin and amx_end.
+void amx_block(const uint32_t* xp, int64_t ldxp, const uint32_t* bp, int64_t ldbp, float* c, int64_t ldc, int64_t rows,
+               int64_t cols, int64_t pairs, bool first);
+// The bench probe: `rounds` of four independent tile products from registers (between amx_begin
+// and amx_end, which it calls); returns the floating-point operations done.
+double amx_probe_flops(int64_t rounds);
 #endif
 
 }  // namespace eagerlm::cpu::EAGERLM_CPU_ISA

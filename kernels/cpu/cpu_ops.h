@@ -54,4 +54,25 @@ class ScopedIsa {
   const void* previous_;
 };
 
+// ---- AMX.
+// GemmMath::kBf16's prefill GEMM (the avx512bf16 variant's, bf16 weights) runs on AMX tiles
+// (TDPBF16PS, Sapphire Rapids and later) where the CPU has them and the OS grants the process
+// their state, asked once here; elsewhere on AVX512_BF16 dot products. Both compute the same
+// products of bf16 pairs with float32 sums, in different orders. EAGERLM_CPU_AMX=0 turns the
+// tiles off.
+bool amx_available();  // the CPU has AMX-BF16 and the OS lets this process use the tiles
+bool amx_enabled();    // the GEMM uses them now
+// Turns the tiles on (where available) or off while it lives, for tests and benchmarks that
+// compare the two. Not thread-safe: no kernel may run meanwhile.
+class ScopedAmx {
+ public:
+  explicit ScopedAmx(bool on);
+  ~ScopedAmx();
+  ScopedAmx(const ScopedAmx&) = delete;
+  ScopedAmx& operator=(const ScopedAmx&) = delete;
+
+ private:
+  bool previous_;
+};
+
 }  // namespace eagerlm::cpu

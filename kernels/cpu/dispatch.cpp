@@ -204,5 +204,6 @@ void fma_f32(const float* a, const float* b, const float* c, float* out, int64_t
 }
 float read_sum(const float* data, int64_t n, int threads) { return active().read_sum(data, n, threads); }
 double fma_flops(int64_t iterations, int threads) { return active().fma_flops(iterations, threads); }
+double bf16_flops(int64_t iterations, int threads) { return active().bf16_flops(iterations, threads); }
 
 }  // namespace eagerlm::cpu

@@ -36,6 +36,7 @@ struct KernelTable {
   decltype(&cpu::fma_f32) fma_f32;
   decltype(&cpu::read_sum) read_sum;
   decltype(&cpu::fma_flops) fma_flops;
+  decltype(&cpu::bf16_flops) bf16_flops;
 };
 
 }  // namespace eagerlm::cpu

@@ -43,6 +43,7 @@ const KernelTable EAGERLM_CPU_TABLE(EAGERLM_CPU_ISA) = {
     &EAGERLM_CPU_ISA::fma_f32,
     &EAGERLM_CPU_ISA::read_sum,
     &EAGERLM_CPU_ISA::fma_flops,
+    &EAGERLM_CPU_ISA::bf16_flops,
 };
 
 }  // namespace eagerlm::cpu

@@ -32,7 +32,13 @@ enum MetaRow { kSlot = 0, kRowStart = 1, kNewTokens = 2, kPastLen = 3, kMetaRows
 ForwardPass::ForwardPass(std::shared_ptr<const Model> model, const ForwardLimits& limits)
     : model_(std::move(model)), limits_(limits), ctx_(model_->device()) {
   const Config& c = model_->config();
-  ctx_.set_gemm_math(limits_.gemm_math);  // throws kUnsupported for TF32/BF16 on the CPU
+  // On the CPU only the prefill of bf16 weights has a bf16 GEMM; elsewhere the math would be
+  // fp32 under another name. (The backend refuses TF32 there, and BF16 without AVX512_BF16.)
+  if (limits_.gemm_math == GemmMath::kBf16 && model_->device() == Device::kCpu &&
+      model_->weight_type() != WeightType::kBF16)
+    throw_error(ErrorCode::kUnsupported, std::string("GEMM math bf16 on the CPU is for bf16 weights; these are ") +
+                                             weight_type_name(model_->weight_type()) + " (load them as bf16)");
+  ctx_.set_gemm_math(limits_.gemm_math);
   if (limits_.max_len <= 0) limits_.max_len = c.n_positions;
   if (limits_.max_len > c.n_positions)
     bad_step("max_len " + std::to_string(limits_.max_len) + " exceeds the model's n_positions (" +
@@ -57,10 +63,11 @@ ForwardPass::ForwardPass(std::shared_ptr<const Model> model, const ForwardLimits
   const size_t cache_bytes = KvCache::bytes_needed(c, S, limits_.max_len, kv_type);
   const size_t available = device_available_bytes(model_->device());
   if (cache_bytes == SIZE_MAX || (available > 0 && cache_bytes / 2 + bytes / 2 > available / 2))
-    throw_error(ErrorCode::kOutOfMemory,
-                "the KV cache for max_batch " + std::to_string(S) + " x max_len " + std::to_string(limits_.max_len) +
-                    " positions (" + gib(cache_bytes) + ") and the activations (" + gib(bytes) + ") need more than the " +
-                    gib(available) + " of " + device_name(model_->device()) + " memory available");
+    throw_error(ErrorCode::kOutOfMemory, "the KV cache for max_batch " + std::to_string(S) + " x max_len " +
+                                             std::to_string(limits_.max_len) + " positions (" + gib(cache_bytes) +
+                                             ") and the activations (" + gib(bytes) + ") need more than the " +
+                                             gib(available) + " of " + device_name(model_->device()) +
+                                             " memory available");
   cache_ = KvCache(c, S, limits_.max_len, model_->device(), kv_type);
   arena_ = Arena(bytes, model_->device());
   step_inputs_ = arena_.alloc({input_ints}, DType::kI32);
@@ -258,7 +265,8 @@ Tensor ForwardPass::step_logprobs(const std::vector<SequenceStep>& seqs, const s
   // The fused scoring head reads wte as float32 (kernels/cpu/target_logprobs.cpp).
   if (model_->weights().wte.type != WeightType::kF32)
     throw_error(ErrorCode::kUnsupported, std::string("scoring (score, perplexity) needs f32 weights so far; this model "
-                                                     "holds ") + weight_type_name(model_->weights().wte.type) +
+                                                     "holds ") +
+                                             weight_type_name(model_->weights().wte.type) +
                                              " weights: load it with --weights f32 (LoadOptions.weights = \"f32\")");
   const Config& c = model_->config();
   int64_t rows = 0;

@@ -39,9 +39,33 @@ TEST_CASE("usage errors exit 2 naming the flag", "[cli]") {
   expect_usage_error(gen + "--device tpu", "--device");
   expect_usage_error(gen + "--gemm-math tf32", "--gemm-math");  // tensor cores need --device cuda
   expect_usage_error(gen + "--gemm-math fp16", "--gemm-math");
-  expect_usage_error("bench --quick --gemm-math bf16", "--gemm-math");
+  expect_usage_error("bench --quick --weights all --gemm-math bf16", "--gemm-math");
   expect_usage_error(gen + "--no-such-flag", "--no-such-flag");
   expect_usage_error("frobnicate", "frobnicate");
+}
+
+TEST_CASE("generate with bf16 GEMM math on the CPU: bf16 weights on AVX512_BF16, refused otherwise", "[cli]") {
+  // A prompt past the few-row kernels (8 rows), so that the prefill runs the bf16 GEMM.
+  const std::string gen = "generate -m " + tiny_model_dir() +
+                          " -p 'one two three four five six seven eight nine ten eleven' -n 4 --temp 0 --json ";
+  const Run f32 = run_cli(gen + "--gemm-math bf16");
+  CHECK(f32.code == 1);
+  CHECK_THAT(f32.err, Catch::Contains("bf16 weights") && Catch::Contains("f32"));
+  CHECK(f32.out.empty());
+  const Run avx2 = run_cli(gen + "--weights bf16 --gemm-math bf16", "", "EAGERLM_CPU_ISA=avx2");
+  CHECK(avx2.code == 1);
+  CHECK_THAT(avx2.err, Catch::Contains("AVX512_BF16") && Catch::Contains("avx2"));
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (!__builtin_cpu_supports("avx512bf16")) return;
+  // Each engine of the bf16 GEMM (AMX where the CPU has it, and AVX512_BF16 dot products): runs
+  // and gives ids; equality with fp32 math is not expected (x is rounded to bf16).
+  for (const std::string env : {"EAGERLM_CPU_AMX=1", "EAGERLM_CPU_AMX=0"}) {
+    INFO(env);
+    const Run r = run_cli(gen + "--weights bf16 --gemm-math bf16", "", env);
+    REQUIRE(r.code == 0);
+    CHECK(json::parse(r.out)["results"][0]["ids"].size() == 4);
+  }
+#endif
 }
 
 TEST_CASE("generate --json prints one JSON object and is reproducible across threads", "[cli]") {
@@ -295,7 +319,8 @@ TEST_CASE("bench --weights all measures each type against the one machine probe"
     bytes_before = bytes;
     CHECK(runs[i].at("decode_batch").size() == 2);
   }
-  CHECK(runs[0].at("decode_floor").at("weight_bytes_per_token") > runs[3].at("decode_floor").at("weight_bytes_per_token"));
+  CHECK(runs[0].at("decode_floor").at("weight_bytes_per_token") >
+        runs[3].at("decode_floor").at("weight_bytes_per_token"));
 }
 
 TEST_CASE("--weights converts at load; quantize writes a checkpoint that loads as written", "[cli][weights]") {

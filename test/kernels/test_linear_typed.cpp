@@ -20,6 +20,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
@@ -144,6 +145,29 @@ TEST_CASE("typed products under kBf16 and kTf32 math", "[kernels][linear_typed]"
         const bool bias = !transposed;
         check_case(rng, {type, m, k, n, k + 2, n + 1, bias, transposed, GemmMath::kBf16}, true);
         check_case(rng, {type, m, k, n, k + 2, n + 1, bias, transposed, GemmMath::kTf32}, false);
+      }
+    }
+  }
+}
+
+TEST_CASE("the bf16 GEMM's engines: AMX tiles and AVX512_BF16 dot products", "[kernels][linear_typed]") {
+  // Each engine this CPU has, forced in turn; shapes past one packed block of pairs (k > 256)
+  // and one panel of columns (n > 192), rows and columns off the 16-row tiles and the 8-row
+  // register tiles, odd k.
+  std::vector<bool> engines = {false};
+  if (eagerlm::cpu::amx_available()) engines.insert(engines.begin(), true);
+  auto rng = test::test_rng(305);
+  for (const bool amx : engines) {
+    eagerlm::cpu::ScopedAmx use(amx);
+    std::printf("bf16 GEMM engine: %s (variant %s)\n", amx ? "AMX tiles" : "vector dot products",
+                eagerlm::cpu::active_isa());
+    INFO("engine " << (amx ? "amx" : "vector"));
+    for (const bool transposed : {false, true}) {
+      for (const int64_t m : {9, 16, 47, 80}) {
+        for (const int64_t k : {64, 601}) {
+          const int64_t n = k == 64 ? 17 : 401;
+          check_case(rng, {WeightType::kBF16, m, k, n, k + 3, n + 2, !transposed, transposed, GemmMath::kBf16}, true);
+        }
       }
     }
   }
