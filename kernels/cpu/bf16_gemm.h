@@ -1,6 +1,6 @@
 // The prefill GEMM for bf16 weights under GemmMath::kBf16 (bf16_gemm.cpp), on AVX512_BF16 dot
 // products: only in variants that have them (EAGERLM_CPU_HAS_AVX512BF16). Declared inside the
-// variant's namespace: include after isa_begin.h.
+// variant's namespace: include after cpu_ops.h and isa_begin.h.
 #pragma once
 
 // The AMX engine (bf16_gemm_amx.cpp) where GCC can target the tiles: beside vdpbf16ps, chosen
@@ -17,6 +17,22 @@ namespace eagerlm::cpu::EAGERLM_CPU_ISA {
 // rounded to bf16 (nearest even), the products of two bf16 are exact in float32, the sums round.
 void gemm_bf16(const float* x, int64_t ldx, const uint16_t* w, bool input_major, const float* bias, float* y,
                int64_t ldy, int64_t m, int64_t k, int64_t n, int64_t n0, int64_t n1);
+#endif
+
+#if defined(EAGERLM_CPU_HAS_AVX512BF16)
+// Whether a product of m rows with bf16 weights under GemmMath::kBf16 goes to gemm_bf16: the vector
+// engine only past the caller's few-row kernels (`few_rows`, which read W in place), the AMX tiles
+// from kMinAmxRows rows, one whole tile of x. Fewer rows pay for packing W and for padded tiles:
+// eagerlm-bench-linear --types bf16 on a 2-core Sapphire Rapids, c_fc 768x3072, float32 few-row
+// kernel against AMX: 8 rows 0.20 / 0.25 ms, 12 rows 0.39-0.42 / 0.48-0.50, 16 rows 0.43-0.44 /
+// 0.42-0.44, 24 rows 0.54-0.64 / 0.38.
+constexpr int64_t kMinAmxRows = 16;
+inline bool bf16_gemm_takes(int64_t m, int64_t few_rows) {
+#if defined(EAGERLM_CPU_HAS_AMX_GEMM)
+  if (m >= kMinAmxRows && cpu::amx_enabled()) return true;
+#endif
+  return m > few_rows;
+}
 #endif
 
 #if defined(EAGERLM_CPU_HAS_AMX_GEMM)
