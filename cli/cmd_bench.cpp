@@ -238,9 +238,9 @@ int run_bench(const BenchOptions& o) {
     if (!o.json) std::fprintf(stderr, fmt, args...);
   };
   const Device device = parse_device(o.source.device);
+  const gpt2::ForwardLimits exec = execution_limits(o.source);  // flag errors before any work or output
   say("eagerlm bench: measuring the %s (%d threads, CPU kernels: %s)...\n", device == Device::kCuda ? "GPU" : "machine",
       threads, cpu::active_isa());
-  const gpt2::ForwardLimits exec = execution_limits(o.source);  // flag errors before any work
   const DeviceLimits limits = backend_for(device).measure_limits(threads);
   json machine = {{"device", device_name(device)},
                   {"read_gbps", limits.read_gbps},
