@@ -228,6 +228,36 @@ void gemm_tiles(const float* x, int64_t ldx, const uint16_t* w, bool input_major
   }
   amx_end();
 }
+
+// Output-major W with k a multiple of 32 and at most 16 rows of x (amx_reads_w_in_place): x is the
+// tiles' second operand, as pairs by row of x, and W their first, read in place 16 rows at a
+// time; W rows past the last whole 16 go to gemm_tiles.
+void gemm_tiles_in_place(const float* x, int64_t ldx, const uint16_t* w, float* y, int64_t ldy, int64_t m, int64_t k,
+                         int64_t n0, int64_t n1) {
+  const int64_t pairs = k / 2;
+  thread_local std::vector<uint32_t> xp, xt;
+  thread_local std::vector<float> out;
+  if (xp.size() < size_t(m * pairs)) xp.resize(size_t(m * pairs));
+  if (xt.size() < size_t(pairs * 16)) xt.resize(size_t(pairs * 16));
+  out.resize(4 * 256);
+  pack_x(x, ldx, m, k, xp.data(), pairs);
+  for (int64_t p = 0; p < pairs; ++p) {
+    for (int64_t r = 0; r < 16; ++r) xt[size_t(p * 16 + r)] = r < m ? xp[size_t(r * pairs + p)] : 0u;
+  }
+  const int64_t whole = n0 + (n1 - n0) / 16 * 16;
+  amx_begin();
+  for (int64_t c0 = n0; c0 < whole; c0 += 64) {
+    const int count = int(std::min<int64_t>(4, (whole - c0) / 16));
+    amx_rows_block(w + c0 * k, k, xt.data(), 16, pairs, count, out.data());
+    for (int t = 0; t < count; ++t) {
+      for (int64_t i = 0; i < 16; ++i) {
+        for (int64_t r = 0; r < m; ++r) y[r * ldy + c0 + 16 * t + i] = out[size_t(t * 256 + i * 16 + r)];
+      }
+    }
+  }
+  amx_end();
+  if (whole < n1) gemm_tiles(x, ldx, w, false, nullptr, y, ldy, m, k, n1, whole, n1);
+}
 #endif
 
 }  // namespace
@@ -241,7 +271,10 @@ void gemm_bf16(const float* x, int64_t ldx, const uint16_t* w, bool input_major,
     return;
   }
 #if defined(EAGERLM_CPU_HAS_AMX_GEMM)
-  if (cpu::amx_enabled()) return gemm_tiles(x, ldx, w, input_major, bias, y, ldy, m, k, n, n0, n1);
+  if (cpu::amx_enabled()) {
+    if (amx_reads_w_in_place(input_major, m, k)) return gemm_tiles_in_place(x, ldx, w, y, ldy, m, k, n0, n1);
+    return gemm_tiles(x, ldx, w, input_major, bias, y, ldy, m, k, n, n0, n1);
+  }
 #endif
   gemm_vector(x, ldx, w, input_major, bias, y, ldy, m, k, n, n0, n1);
 }

@@ -27,10 +27,19 @@ void gemm_bf16(const float* x, int64_t ldx, const uint16_t* w, bool input_major,
 // kernel against AMX: 8 rows 0.20 / 0.25 ms, 12 rows 0.39-0.42 / 0.48-0.50, 16 rows 0.43-0.44 /
 // 0.42-0.44, 24 rows 0.54-0.64 / 0.38.
 constexpr int64_t kMinAmxRows = 16;
-inline bool bf16_gemm_takes(int64_t m, int64_t few_rows) {
+// W output-major [n, k] with k a multiple of 32 (every GPT-2 head) is read by the tiles in place,
+// with no packing (amx_rows_block): from 2 rows, up to kMaxDirectRows (one tile of x; more rows
+// would stream W once per 16).
+constexpr int64_t kMinDirectAmxRows = 2, kMaxDirectRows = 16;
+inline bool amx_reads_w_in_place(bool input_major, int64_t m, int64_t k) {
+  return !input_major && k % 32 == 0 && m >= kMinDirectAmxRows && m <= kMaxDirectRows;
+}
+inline bool bf16_gemm_takes(int64_t m, int64_t few_rows, bool input_major, int64_t k) {
 #if defined(EAGERLM_CPU_HAS_AMX_GEMM)
-  if (m >= kMinAmxRows && cpu::amx_enabled()) return true;
+  if ((m >= kMinAmxRows || amx_reads_w_in_place(input_major, m, k)) && cpu::amx_enabled()) return true;
 #endif
+  (void)input_major;
+  (void)k;
   return m > few_rows;
 }
 #endif
@@ -44,6 +53,12 @@ void amx_end();
 // apart. rows, cols and pairs are multiples of 16; between amx_begin and amx_end.
 void amx_block(const uint32_t* xp, int64_t ldxp, const uint32_t* bp, int64_t ldbp, float* c, int64_t ldc, int64_t rows,
                int64_t cols, int64_t pairs, bool first);
+// y^T tiles straight from W: out[t·256 + i·16 + j] = Σ_k W[16t + i][k]·x[j][k] for tiles t < count
+// (1 to 4, 16 rows of W each), W rows ldw halves apart (k of them, a multiple of 32, read in
+// place), xt[p·ldxt + j] the bf16 pair (x[j][2p], x[j][2p + 1]) for 16 columns j. Between
+// amx_begin and amx_end.
+void amx_rows_block(const uint16_t* w, int64_t ldw, const uint32_t* xt, int64_t ldxt, int64_t pairs, int count,
+                    float* out);
 // The bench probe: `rounds` of four independent tile products from registers (between amx_begin
 // and amx_end, which it calls); returns the floating-point operations done.
 double amx_probe_flops(int64_t rounds);

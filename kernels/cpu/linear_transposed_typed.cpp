@@ -240,7 +240,7 @@ void run(const float* x, int64_t ldx, const Weights& w, float* y, int64_t ldy, i
   const Operands o{nullptr, w.data, w.scales, y, ldy, k};
   detail::split_columns(m, k, n, [&](int64_t n0, int64_t n1) {
 #if defined(EAGERLM_CPU_HAS_AVX512BF16)
-    if (T == WeightType::kBF16 && math == GemmMath::kBf16 && bf16_gemm_takes(m, kFewRows)) {
+    if (T == WeightType::kBF16 && math == GemmMath::kBf16 && bf16_gemm_takes(m, kFewRows, false, k)) {
       // Not batch-invariant: these rows round x to bf16, fewer rows keep float32 (cpu_kernels.inc).
       gemm_bf16(x, ldx, static_cast<const uint16_t*>(w.data), false, nullptr, y, ldy, m, k, n, n0, n1);
       return;

@@ -322,7 +322,7 @@ template <WeightType T>
 void run(const Problem& p, GemmMath math) {
   detail::split_columns(p.m, p.k, p.n, [&](int64_t n0, int64_t n1) {
 #if defined(EAGERLM_CPU_HAS_AVX512BF16)
-    if (T == WeightType::kBF16 && math == GemmMath::kBf16 && bf16_gemm_takes(p.m, kFewRows)) {
+    if (T == WeightType::kBF16 && math == GemmMath::kBf16 && bf16_gemm_takes(p.m, kFewRows, true, p.k)) {
       // Not batch-invariant: these rows round x to bf16, fewer rows keep float32 (cpu_kernels.inc).
       gemm_bf16(p.x, p.ldx, static_cast<const uint16_t*>(p.w.data), true, p.bias, p.y, p.ldy, p.m, p.k, p.n, n0, n1);
       return;
