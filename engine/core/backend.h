@@ -60,9 +60,10 @@ class Queue {
   virtual ~Queue() = default;
   virtual void synchronize() = 0;
   virtual QueueStats stats() const = 0;
-  // Throws Error(kUnsupported) for math the backend lacks (the CPU has kFp32, and kBf16 for the
-  // products of bf16 weights; not kTf32).
-  virtual void set_gemm_math(GemmMath math) = 0;
+  // The math of the products with weights of type `weights` from now on. Throws
+  // Error(kUnsupported) for math the backend lacks for them (the CPU has kFp32, and kBf16 for bf16
+  // weights where its kernels have a bf16 GEMM; not kTf32).
+  virtual void set_gemm_math(GemmMath math, WeightType weights) = 0;
 
   // ---- Ops: the contracts of kernels/cpu/cpu_ops.h, on this device's memory.
   virtual void linear(const float* x, int64_t ldx, const float* w, const float* bias, float* y, int64_t ldy, int64_t m,

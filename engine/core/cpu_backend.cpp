@@ -62,11 +62,15 @@ class CpuQueue final : public Queue {
   // bf16 is the typed kernels' own: the prefill of bf16 weights rounds activations to bf16 for
   // AMX tiles or AVX512_BF16 dot products; every other product stays fp32
   // (kernels/cpu/cpu_kernels.inc). Refused where the kernels in use have neither.
-  void set_gemm_math(GemmMath math) override {
+  void set_gemm_math(GemmMath math, WeightType weights) override {
     if (math == GemmMath::kTf32)
       throw_error(ErrorCode::kUnsupported,
                   "GEMM math tf32 needs a CUDA device; the CPU computes in fp32 (or bf16 for bf16 weights)");
-    if (math == GemmMath::kBf16 && std::string_view(cpu::active_isa()) != "avx512bf16")
+    // Elsewhere the math would be fp32 under another name.
+    if (math == GemmMath::kBf16 && weights != WeightType::kBF16)
+      throw_error(ErrorCode::kUnsupported, std::string("GEMM math bf16 on the CPU is for bf16 weights; these are ") +
+                                               weight_type_name(weights) + " (load them as bf16)");
+    if (math == GemmMath::kBf16 && !cpu::has_bf16_gemm())
       throw_error(ErrorCode::kUnsupported, std::string("GEMM math bf16 on the CPU needs AVX512_BF16; the kernels "
                                                        "in use are the ") +
                                                cpu::active_isa() + " variant (the CPU computes in fp32)");

@@ -101,7 +101,8 @@ class CudaQueue final : public Queue {
     guarded([&] { cuda::synchronize(*ctx_); });
   }
   QueueStats stats() const override { return {ctx_->scratch, ctx_->scratch_bytes}; }
-  void set_gemm_math(GemmMath math) override { cuda::set_gemm_math(*ctx_, math); }
+  // cuBLAS applies the math to every weight type's GEMMs.
+  void set_gemm_math(GemmMath math, WeightType /*weights*/) override { cuda::set_gemm_math(*ctx_, math); }
 
   void linear(const float* x, int64_t ldx, const float* w, const float* bias, float* y, int64_t ldy, int64_t m,
               int64_t k, int64_t n) override {

@@ -18,9 +18,9 @@ std::optional<GemmMath> gemm_math_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-void ExecContext::set_gemm_math(GemmMath math) {
+void ExecContext::set_gemm_math(GemmMath math, WeightType weights) {
   if (math == gemm_math_) return;
-  queue_->set_gemm_math(math);
+  queue_->set_gemm_math(math, weights);
   gemm_math_ = math;
 }
 

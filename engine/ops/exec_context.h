@@ -27,8 +27,9 @@ class ExecContext {
   Queue& queue() const { return *queue_; }
   // Waits for queued work (a no-op on the CPU).
   void synchronize() const { queue_->synchronize(); }
-  // Tensor-core math for the GEMMs; anything but kFp32 needs CUDA (throws kUnsupported).
-  void set_gemm_math(GemmMath math);
+  // The math of the products with weights of type `weights` (Queue::set_gemm_math: throws
+  // kUnsupported where the backend lacks it for them).
+  void set_gemm_math(GemmMath math, WeightType weights);
   GemmMath gemm_math() const { return gemm_math_; }
 
   // Capabilities (see backend.h).

@@ -38,6 +38,9 @@ constexpr int64_t kTargetLogprobBlock = 512;
 std::vector<std::string> supported_isas();
 // The variant the entry points call now.
 const char* active_isa();
+// Whether the active variant has a bf16 GEMM for GemmMath::kBf16 (its AVX512_BF16 dot products or
+// AMX tiles); without one kBf16 would be fp32 under another name.
+bool has_bf16_gemm();
 // Why EAGERLM_CPU_ISA was not followed ("" when it was, or is unset).
 const std::string& isa_request_problem();
 

@@ -115,6 +115,8 @@ std::vector<std::string> supported_isas() {
 
 const char* active_isa() { return active().isa; }
 
+bool has_bf16_gemm() { return active().has_bf16_gemm; }
+
 const std::string& isa_request_problem() {
   (void)active();
   return g_request_problem;

@@ -8,6 +8,7 @@ namespace eagerlm::cpu {
 
 struct KernelTable {
   const char* isa;
+  bool has_bf16_gemm;  // linear_typed has a bf16 GEMM for GemmMath::kBf16 (AVX512_BF16)
   decltype(&cpu::linear) linear;
   decltype(&cpu::linear_transposed) linear_transposed;
   decltype(&cpu::linear_typed) linear_typed;

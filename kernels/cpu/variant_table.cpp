@@ -6,6 +6,17 @@
 #define EAGERLM_CPU_TABLE_(isa) kernels_##isa
 #define EAGERLM_CPU_TABLE(isa) EAGERLM_CPU_TABLE_(isa)
 
+// What the variant's region provides (isa_begin.h), read once for the table.
+#include "kernels/cpu/isa_begin.h"
+namespace {
+#if defined(EAGERLM_CPU_HAS_AVX512BF16)
+constexpr bool kHasBf16Gemm = true;
+#else
+constexpr bool kHasBf16Gemm = false;
+#endif
+}  // namespace
+#include "kernels/cpu/isa_end.h"
+
 namespace eagerlm::cpu {
 
 namespace EAGERLM_CPU_ISA {
@@ -15,6 +26,7 @@ namespace EAGERLM_CPU_ISA {
 extern const KernelTable EAGERLM_CPU_TABLE(EAGERLM_CPU_ISA);
 const KernelTable EAGERLM_CPU_TABLE(EAGERLM_CPU_ISA) = {
     EAGERLM_CPU_STRING(EAGERLM_CPU_ISA),
+    kHasBf16Gemm,
     &EAGERLM_CPU_ISA::linear,
     &EAGERLM_CPU_ISA::linear_transposed,
     &EAGERLM_CPU_ISA::linear_typed,

@@ -32,13 +32,7 @@ enum MetaRow { kSlot = 0, kRowStart = 1, kNewTokens = 2, kPastLen = 3, kMetaRows
 ForwardPass::ForwardPass(std::shared_ptr<const Model> model, const ForwardLimits& limits)
     : model_(std::move(model)), limits_(limits), ctx_(model_->device()) {
   const Config& c = model_->config();
-  // On the CPU only the prefill of bf16 weights has a bf16 GEMM; elsewhere the math would be
-  // fp32 under another name. (The backend refuses TF32 there, and BF16 without AVX512_BF16.)
-  if (limits_.gemm_math == GemmMath::kBf16 && model_->device() == Device::kCpu &&
-      model_->weight_type() != WeightType::kBF16)
-    throw_error(ErrorCode::kUnsupported, std::string("GEMM math bf16 on the CPU is for bf16 weights; these are ") +
-                                             weight_type_name(model_->weight_type()) + " (load them as bf16)");
-  ctx_.set_gemm_math(limits_.gemm_math);
+  ctx_.set_gemm_math(limits_.gemm_math, model_->weight_type());
   if (limits_.max_len <= 0) limits_.max_len = c.n_positions;
   if (limits_.max_len > c.n_positions)
     bad_step("max_len " + std::to_string(limits_.max_len) + " exceeds the model's n_positions (" +

@@ -12,6 +12,7 @@
 #include "engine/core/error.h"
 #include "engine/generation/generator.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "kernels/cpu/cpu_ops.h"
 #include "models/gpt2/forward.h"
 #include "models/gpt2/gpt2_step_model.h"
 #include "models/gpt2/initializer.h"
@@ -101,5 +102,19 @@ TEST_CASE("errors raised inside the module arrive as eagerlm::Error", "[backend]
   } catch (const Error& e) {
     CHECK(e.code() == ErrorCode::kUnsupported);
   }
-  CHECK_THROWS_AS(queue->set_gemm_math(GemmMath::kTf32), Error);
+  CHECK_THROWS_AS(queue->set_gemm_math(GemmMath::kTf32, WeightType::kF32), Error);
+}
+
+TEST_CASE("the CPU queue offers bf16 math for bf16 weights where its kernels have a bf16 GEMM", "[backend]") {
+  auto queue = backend_for(Device::kCpu).create_queue();
+  for (const WeightType w : {WeightType::kF32, WeightType::kF16, WeightType::kInt8}) {
+    INFO(weight_type_name(w));
+    CHECK_THROWS_AS(queue->set_gemm_math(GemmMath::kBf16, w), Error);
+    CHECK_NOTHROW(queue->set_gemm_math(GemmMath::kFp32, w));
+  }
+  INFO("variant " << cpu::active_isa());
+  if (cpu::has_bf16_gemm())
+    CHECK_NOTHROW(queue->set_gemm_math(GemmMath::kBf16, WeightType::kBF16));
+  else
+    CHECK_THROWS_AS(queue->set_gemm_math(GemmMath::kBf16, WeightType::kBF16), Error);
 }
