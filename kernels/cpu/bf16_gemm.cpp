@@ -165,28 +165,59 @@ void pack_block(const uint16_t* w, bool input_major, int64_t k, int64_t n, int64
   }
 }
 
-// The vdpbf16ps engine: register tiles of up to 8 rows, y itself the accumulator between blocks.
-void gemm_vector(const float* x, int64_t ldx, const uint16_t* w, bool input_major, const float* bias, float* y,
-                 int64_t ldy, int64_t m, int64_t k, int64_t n, int64_t n0, int64_t n1) {
+// The walk both engines share: columns [n0, n1) of W in panels of kPanel, each panel's pairs in
+// blocks of kBlockPairs, packed into this thread's buffer and handed to
+// on_block(bp, ldbp, p0, block_pairs, j0, cols); on_panel(j0, cols, ldbp) after a panel's last
+// block. pad_to_tile: zero pairs after each block up to a multiple of 16 (block_pairs counts them).
+template <class OnBlock, class OnPanel>
+void for_each_packed_block(const uint16_t* w, bool input_major, int64_t k, int64_t n, int64_t n0, int64_t n1,
+                           bool pad_to_tile, OnBlock&& on_block, OnPanel&& on_panel) {
   const int64_t pairs = (k + 1) / 2;
-  const int64_t ldxp = (pairs + 15) / 16 * 16;
-  thread_local std::vector<uint32_t> xp, bp;
-  if (xp.size() < size_t(m * ldxp)) xp.resize(size_t(m * ldxp));
+  thread_local std::vector<uint32_t> bp;
   if (bp.size() < size_t(kBlockPairs * kPanel)) bp.resize(size_t(kBlockPairs * kPanel));
-  pack_x(x, ldx, m, k, xp.data(), ldxp);
   for (int64_t j0 = n0; j0 < n1; j0 += kPanel) {
     const int64_t cols = std::min(kPanel, n1 - j0);
     const int64_t ldbp = (cols + 15) / 16 * 16;
     for (int64_t p0 = 0; p0 < pairs; p0 += kBlockPairs) {
       const int64_t p1 = std::min(pairs, p0 + kBlockPairs);
       pack_block(w, input_major, k, n, p0, p1, j0, cols, bp.data(), ldbp);
-      for (int64_t r0 = 0; r0 < m; r0 += kTileRows) {
-        const int rows = int(std::min<int64_t>(kTileRows, m - r0));
-        block(rows, xp.data() + r0 * ldxp + p0, ldxp, bp.data(), ldbp, p1 - p0, bias ? bias + j0 : nullptr,
-              y + r0 * ldy + j0, ldy, cols, p0 == 0);
+      int64_t block_pairs = p1 - p0;
+      if (pad_to_tile) {
+        const int64_t padded = (block_pairs + 15) / 16 * 16;
+        // Zero pairs to meet x's zero pairs: stale words here could be NaN, and NaN·0 is NaN.
+        std::memset(bp.data() + block_pairs * ldbp, 0, size_t((padded - block_pairs) * ldbp) * sizeof(uint32_t));
+        block_pairs = padded;
       }
+      on_block(bp.data(), ldbp, p0, block_pairs, j0, cols);
     }
+    on_panel(j0, cols, ldbp);
   }
+}
+
+// x as bf16 pairs in this thread's buffer, `rows` rows of ldxp words (rows past m zero).
+const uint32_t* packed_x(const float* x, int64_t ldx, int64_t m, int64_t k, int64_t rows, int64_t ldxp) {
+  thread_local std::vector<uint32_t> xp;
+  if (xp.size() < size_t(rows * ldxp)) xp.resize(size_t(rows * ldxp));
+  pack_x(x, ldx, m, k, xp.data(), ldxp);
+  std::memset(xp.data() + m * ldxp, 0, size_t((rows - m) * ldxp) * sizeof(uint32_t));
+  return xp.data();
+}
+
+// The vdpbf16ps engine: register tiles of up to 8 rows, y itself the accumulator between blocks.
+void gemm_vector(const float* x, int64_t ldx, const uint16_t* w, bool input_major, const float* bias, float* y,
+                 int64_t ldy, int64_t m, int64_t k, int64_t n, int64_t n0, int64_t n1) {
+  const int64_t ldxp = ((k + 1) / 2 + 15) / 16 * 16;
+  const uint32_t* xp = packed_x(x, ldx, m, k, m, ldxp);
+  for_each_packed_block(
+      w, input_major, k, n, n0, n1, false,
+      [&](const uint32_t* bp, int64_t ldbp, int64_t p0, int64_t block_pairs, int64_t j0, int64_t cols) {
+        for (int64_t r0 = 0; r0 < m; r0 += kTileRows) {
+          const int rows = int(std::min<int64_t>(kTileRows, m - r0));
+          block(rows, xp + r0 * ldxp + p0, ldxp, bp, ldbp, block_pairs, bias ? bias + j0 : nullptr, y + r0 * ldy + j0,
+                ldy, cols, p0 == 0);
+        }
+      },
+      [](int64_t, int64_t, int64_t) {});
 }
 
 #if defined(EAGERLM_CPU_HAS_AMX_GEMM)
@@ -195,37 +226,27 @@ void gemm_vector(const float* x, int64_t ldx, const uint16_t* w, bool input_majo
 // float32 scratch of whole tiles and goes to y (plus the bias) once its sums are complete.
 void gemm_tiles(const float* x, int64_t ldx, const uint16_t* w, bool input_major, const float* bias, float* y,
                 int64_t ldy, int64_t m, int64_t k, int64_t n, int64_t n0, int64_t n1) {
-  const int64_t pairs = (k + 1) / 2;
-  const int64_t ldxp = (pairs + 15) / 16 * 16, rows = (m + 15) / 16 * 16;
-  thread_local std::vector<uint32_t> xp, bp;
+  const int64_t ldxp = ((k + 1) / 2 + 15) / 16 * 16, rows = (m + 15) / 16 * 16;
+  const uint32_t* xp = packed_x(x, ldx, m, k, rows, ldxp);
   thread_local std::vector<float> acc;
-  if (xp.size() < size_t(rows * ldxp)) xp.resize(size_t(rows * ldxp));
-  if (bp.size() < size_t(kBlockPairs * kPanel)) bp.resize(size_t(kBlockPairs * kPanel));
   if (acc.size() < size_t(rows * kPanel)) acc.resize(size_t(rows * kPanel));
-  pack_x(x, ldx, m, k, xp.data(), ldxp);
-  std::memset(xp.data() + m * ldxp, 0, size_t((rows - m) * ldxp) * sizeof(uint32_t));
   amx_begin();
-  for (int64_t j0 = n0; j0 < n1; j0 += kPanel) {
-    const int64_t cols = std::min(kPanel, n1 - j0);
-    const int64_t ldbp = (cols + 15) / 16 * 16;
-    for (int64_t p0 = 0; p0 < pairs; p0 += kBlockPairs) {
-      const int64_t p1 = std::min(pairs, p0 + kBlockPairs);
-      const int64_t padded = (p1 - p0 + 15) / 16 * 16;
-      pack_block(w, input_major, k, n, p0, p1, j0, cols, bp.data(), ldbp);
-      // Zero pairs to meet x's zero pairs: stale words here could be NaN, and NaN·0 is NaN.
-      std::memset(bp.data() + (p1 - p0) * ldbp, 0, size_t((padded - (p1 - p0)) * ldbp) * sizeof(uint32_t));
-      amx_block(xp.data() + p0, ldxp, bp.data(), ldbp, acc.data(), ldbp, rows, ldbp, padded, p0 == 0);
-    }
-    for (int64_t r = 0; r < m; ++r) {
-      const float* sums = acc.data() + r * ldbp;
-      float* out = y + r * ldy + j0;
-      if (bias) {
-        for (int64_t c = 0; c < cols; ++c) out[c] = sums[c] + bias[j0 + c];
-      } else {
-        std::memcpy(out, sums, size_t(cols) * sizeof(float));
-      }
-    }
-  }
+  for_each_packed_block(
+      w, input_major, k, n, n0, n1, true,
+      [&](const uint32_t* bp, int64_t ldbp, int64_t p0, int64_t block_pairs, int64_t, int64_t) {
+        amx_block(xp + p0, ldxp, bp, ldbp, acc.data(), ldbp, rows, ldbp, block_pairs, p0 == 0);
+      },
+      [&](int64_t j0, int64_t cols, int64_t ldbp) {
+        for (int64_t r = 0; r < m; ++r) {
+          const float* sums = acc.data() + r * ldbp;
+          float* out = y + r * ldy + j0;
+          if (bias) {
+            for (int64_t c = 0; c < cols; ++c) out[c] = sums[c] + bias[j0 + c];
+          } else {
+            std::memcpy(out, sums, size_t(cols) * sizeof(float));
+          }
+        }
+      });
   amx_end();
 }
 
@@ -235,14 +256,13 @@ void gemm_tiles(const float* x, int64_t ldx, const uint16_t* w, bool input_major
 void gemm_tiles_in_place(const float* x, int64_t ldx, const uint16_t* w, float* y, int64_t ldy, int64_t m, int64_t k,
                          int64_t n0, int64_t n1) {
   const int64_t pairs = k / 2;
-  thread_local std::vector<uint32_t> xp, xt;
+  thread_local std::vector<uint32_t> xt;
   thread_local std::vector<float> out;
-  if (xp.size() < size_t(m * pairs)) xp.resize(size_t(m * pairs));
   if (xt.size() < size_t(pairs * 16)) xt.resize(size_t(pairs * 16));
   out.resize(4 * 256);
-  pack_x(x, ldx, m, k, xp.data(), pairs);
+  const uint32_t* xp = packed_x(x, ldx, m, k, 16, pairs);
   for (int64_t p = 0; p < pairs; ++p) {
-    for (int64_t r = 0; r < 16; ++r) xt[size_t(p * 16 + r)] = r < m ? xp[size_t(r * pairs + p)] : 0u;
+    for (int64_t r = 0; r < 16; ++r) xt[size_t(p * 16 + r)] = xp[r * pairs + p];
   }
   const int64_t whole = n0 + (n1 - n0) / 16 * 16;
   amx_begin();
