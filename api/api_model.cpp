@@ -10,6 +10,7 @@
 #include "engine/core/device.h"
 #include "engine/core/dtype.h"
 #include "engine/core/weight_tensor.h"
+#include "engine/ops/exec_context.h"
 #include "engine/generation/scoring.h"
 #include "engine/generation/step_packer.h"
 #include "models/gpt2/forward.h"
@@ -54,6 +55,11 @@ void apply_options(const LoadOptions& options, gpt2::ModelSource& source) {
   if (!kv)
     throw Error(ErrorCode::kInvalidArgument, "LoadOptions.kv_type: expected f32, bf16 or f16, got '" + options.kv_type + "'");
   source.kv_type = *kv;
+  const auto math = gemm_math_from_name(options.gemm_math);
+  if (!math)
+    throw Error(ErrorCode::kInvalidArgument,
+                "LoadOptions.gemm_math: expected fp32, tf32 or bf16, got '" + options.gemm_math + "'");
+  source.gemm_math = *math;
 }
 
 void check_sequence(const char* fn, const std::vector<int32_t>& ids, size_t index, int64_t context) {
@@ -143,6 +149,7 @@ ModelInfo Model::info() const {
     info.weights = weight_type_name(impl_->model->weight_type());
     const DType kv = impl_->model->kv_type();
     info.kv_type = kv == DType::kBF16 ? "bf16" : kv == DType::kF16 ? "f16" : "f32";
+    info.gemm_math = gemm_math_name(impl_->model->gemm_math());
     return info;
   });
 }

@@ -13,16 +13,21 @@ using eagerlm::capi::require;
 using eagerlm::capi::split_sequences;
 
 namespace {
-eagerlm::LoadOptions load_options(const char* weights, const char* kv_type) {
+eagerlm::LoadOptions load_options(const char* weights, const char* kv_type, const char* gemm_math = nullptr) {
   eagerlm::LoadOptions options;
   if (weights) options.weights = weights;
   if (kv_type && *kv_type) options.kv_type = kv_type;
+  if (gemm_math && *gemm_math) options.gemm_math = gemm_math;
   return options;
+}
+
+eagerlm::LoadOptions load_options(const eagerlm_load_options* o) {
+  return o ? load_options(o->weights, o->kv_type, o->gemm_math) : eagerlm::LoadOptions{};
 }
 
 // info() gives std::strings; the C API hands out the library's own literals.
 const char* type_literal(const std::string& name) {
-  for (const char* known : {"f32", "bf16", "f16", "int8"})
+  for (const char* known : {"f32", "bf16", "f16", "int8", "fp32", "tf32"})
     if (name == known) return known;
   return "";
 }
@@ -97,6 +102,17 @@ eagerlm_status eagerlm_model_initialize_as(const char* preset_or_config, uint64_
                           load_options(weights, kv_type), model);
 }
 
+eagerlm_status eagerlm_model_load_with(const char* directory, eagerlm_device device, const eagerlm_load_options* options,
+                                       eagerlm_model** model) {
+  return load_model("eagerlm_model_load_with", directory, device, load_options(options), model);
+}
+
+eagerlm_status eagerlm_model_initialize_with(const char* preset_or_config, uint64_t seed, eagerlm_device device,
+                                             const eagerlm_load_options* options, eagerlm_model** model) {
+  return initialize_model("eagerlm_model_initialize_with", preset_or_config, seed, device, load_options(options),
+                          model);
+}
+
 void eagerlm_model_free(eagerlm_model* model) { delete model; }
 
 const char* eagerlm_model_weights(const eagerlm_model* model) {
@@ -110,6 +126,14 @@ const char* eagerlm_model_weights(const eagerlm_model* model) {
 const char* eagerlm_model_kv_type(const eagerlm_model* model) {
   try {
     return model ? type_literal(model->model.info().kv_type) : "";
+  } catch (...) {
+    return "";
+  }
+}
+
+const char* eagerlm_model_gemm_math(const eagerlm_model* model) {
+  try {
+    return model ? type_literal(model->model.info().gemm_math) : "";
   } catch (...) {
     return "";
   }

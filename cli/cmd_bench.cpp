@@ -112,14 +112,15 @@ json measure_model(const BenchOptions& o, const ModelFlags& source, const gpt2::
   const auto& c = model->config();
   const int steps = o.quick ? 4 : o.decode_steps;
   // Prefill is set against the peak of the GEMM math it runs with.
-  const double peak = exec.gemm_math == GemmMath::kTf32   ? limits.peak_tf32_gflops
-                      : exec.gemm_math == GemmMath::kBf16 ? limits.peak_bf16_gflops
-                                                          : limits.peak_gflops;
+  const GemmMath math = model->gemm_math();
+  const double peak = math == GemmMath::kTf32   ? limits.peak_tf32_gflops
+                      : math == GemmMath::kBf16 ? limits.peak_bf16_gflops
+                                                : limits.peak_gflops;
   json out;
   out["model"] = {{"name", lm.description},
                   {"parameters", model->parameter_count()},
                   {"device", device_name(model->device())},
-                  {"gemm_math", gemm_math_name(exec.gemm_math)},
+                  {"gemm_math", gemm_math_name(math)},
                   {"weights", weight_type_name(model->weight_type())},
                   {"kv_type", dtype_name(model->kv_type())},
                   {"cuda_graphs", model->device() == Device::kCuda && exec.graphs}};
@@ -167,7 +168,7 @@ json measure_model(const BenchOptions& o, const ModelFlags& source, const gpt2::
                               {"gflops", gflops},
                               {"percent_of_peak", 100 * gflops / peak}});
     say("prefill %lld tokens: %.1f ms, %.0f tokens/s, %.1f GFLOP/s = %.0f%% of the %s peak (%.1f)\n", (long long)T, t,
-        double(T) * 1000 / t, gflops, 100 * gflops / peak, gemm_math_name(exec.gemm_math), peak);
+        double(T) * 1000 / t, gflops, 100 * gflops / peak, gemm_math_name(math), peak);
   }
 
   out["decode_batch"] = json::array();

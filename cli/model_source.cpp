@@ -28,26 +28,30 @@ void add_model_options(CLI::App& app, ModelFlags& s, ModelOptionSet set) {
   app.add_option("--kv-type", s.kv_type, "KV cache elements: f32, bf16 or f16 (half the cache bytes)")
       ->check(CLI::IsMember({"f32", "bf16", "f16"}))
       ->capture_default_str();
-  if (!set.execution) return;
   app.add_option("--gemm-math", s.gemm_math,
                  "Matrix products: fp32 (exact FP32); on CUDA tf32 or bf16 (tensor cores, inputs rounded); on "
-                 "the CPU bf16 for the prefill of bf16 weights (AMX or AVX512_BF16, inputs rounded)")
+                 "the CPU bf16 for bf16 weights (AMX tiles or AVX512_BF16, inputs rounded)")
       ->check(CLI::IsMember({"fp32", "tf32", "bf16"}))
       ->capture_default_str();
+  if (!set.execution) return;
   app.add_flag("--no-cuda-graphs", s.no_cuda_graphs, "On CUDA, launch every decode step's kernels one by one");
 }
 
-gpt2::ForwardLimits execution_limits(const ModelFlags& s) {
-  gpt2::ForwardLimits limits;
+GemmMath parse_gemm_math_flag(const ModelFlags& s) {
   const auto math = gemm_math_from_name(s.gemm_math);
   if (!math) throw UsageError("--gemm-math: expected fp32, tf32 or bf16, got '" + s.gemm_math + "'");
-  // The CPU has bf16 products for bf16 weights (the engine refuses other weights, and CPUs
-  // without AVX512_BF16); tf32 is CUDA's alone.
+  // What only the flags can tell; the backend refuses the rest at load (bf16 math for weights
+  // other than bf16, or on CPUs without a bf16 GEMM), naming the type or the kernels.
   if (*math == GemmMath::kTf32 && parse_device(s.device) != Device::kCuda)
     throw UsageError("--gemm-math tf32 needs --device cuda (the CPU computes in fp32, or bf16 for bf16 weights)");
   if (*math == GemmMath::kBf16 && parse_device(s.device) == Device::kCpu && s.weights == "all")
     throw UsageError("--gemm-math bf16 on the CPU is for bf16 weights: not with --weights all");
-  limits.gemm_math = *math;
+  return *math;
+}
+
+gpt2::ForwardLimits execution_limits(const ModelFlags& s) {
+  (void)parse_gemm_math_flag(s);  // its errors before any work: the math itself comes with the model
+  gpt2::ForwardLimits limits;
   limits.graphs = !s.no_cuda_graphs;
   return limits;
 }
@@ -73,6 +77,7 @@ gpt2::LoadedModel load_model(const ModelFlags& s, bool quiet) {
   const auto kv = dtype_from_cli_name(s.kv_type);
   if (!kv) throw UsageError("--kv-type: expected f32, bf16 or f16, got '" + s.kv_type + "'");
   source.kv_type = *kv;
+  source.gemm_math = parse_gemm_math_flag(s);
   if (s.model_dir.empty()) {
     source.preset_or_config = s.preset.empty() ? "gpt2" : s.preset;
     source.seed = parse_u64_flag("--init-seed", s.init_seed);
@@ -95,6 +100,7 @@ Model load_api_model(const ModelFlags& s, bool quiet) {
   LoadOptions options;
   options.weights = s.weights;
   options.kv_type = s.kv_type;
+  options.gemm_math = gemm_math_name(parse_gemm_math_flag(s));
   options.progress = [&](size_t d, size_t t) { bar.update(d, t); };
   if (!s.model_dir.empty()) {
     Model model = Model::load(s.model_dir, device, options);

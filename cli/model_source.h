@@ -29,7 +29,7 @@ struct ModelFlags {
 
 // Which of the model flags a command takes beyond the common ones.
 struct ModelOptionSet {
-  bool execution = true;     // --gemm-math, --no-cuda-graphs (not for serve: the server's own)
+  bool execution = true;     // --no-cuda-graphs (not for serve: the server's own)
   bool weights_all = false;  // --weights all: bench measures each type in turn
 };
 void add_model_options(CLI::App& app, ModelFlags& flags, ModelOptionSet set = {});
@@ -49,8 +49,12 @@ std::string model_name(const ModelFlags& flags);
 // Parses --device; throws UsageError naming the flag.
 Device parse_device(const std::string& name);
 
-// A ForwardLimits carrying the execution choices (--gemm-math, --no-cuda-graphs), for the
-// command to fill in its sizes; throws UsageError when --gemm-math asks the CPU for tf32.
+// --gemm-math, with what the flags alone rule out (tf32 off CUDA, bf16 with --weights all) as a
+// UsageError; load_model and load_api_model hand it to the loader.
+GemmMath parse_gemm_math_flag(const ModelFlags& flags);
+
+// A ForwardLimits carrying the execution choices (--no-cuda-graphs; --gemm-math is the model's),
+// for the command to fill in its sizes; throws UsageError for a --gemm-math the flags rule out.
 gpt2::ForwardLimits execution_limits(const ModelFlags& flags);
 
 }  // namespace eagerlm::cli

@@ -92,6 +92,20 @@ EAGERLM_API eagerlm_status eagerlm_model_load_as(const char* directory, eagerlm_
 EAGERLM_API eagerlm_status eagerlm_model_initialize_as(const char* preset_or_config, uint64_t seed,
                                                        eagerlm_device device, const char* weights,
                                                        const char* kv_type, eagerlm_model** model);
+/* Every load choice at once (LoadOptions in model.hpp): a NULL or "" member takes its default.
+ * gemm_math: the products' math, "fp32" (default); on CUDA "tf32" or "bf16" (tensor cores); on
+ * the CPU "bf16" for bf16 weights where the CPU has AMX or AVX512_BF16 (inputs rounded to bf16;
+ * elsewhere EAGERLM_ERROR_UNSUPPORTED saying why). options NULL: all defaults. */
+typedef struct eagerlm_load_options {
+  const char* weights;
+  const char* kv_type;
+  const char* gemm_math;
+} eagerlm_load_options;
+EAGERLM_API eagerlm_status eagerlm_model_load_with(const char* directory, eagerlm_device device,
+                                                   const eagerlm_load_options* options, eagerlm_model** model);
+EAGERLM_API eagerlm_status eagerlm_model_initialize_with(const char* preset_or_config, uint64_t seed,
+                                                         eagerlm_device device, const eagerlm_load_options* options,
+                                                         eagerlm_model** model);
 EAGERLM_API void eagerlm_model_free(eagerlm_model* model);
 EAGERLM_API size_t eagerlm_model_vocab_size(const eagerlm_model* model);     /* 0 for NULL */
 EAGERLM_API size_t eagerlm_model_context_length(const eagerlm_model* model); /* 0 for NULL */
@@ -100,6 +114,8 @@ EAGERLM_API int32_t eagerlm_model_eos_token_id(const eagerlm_model* model);  /* 
  * cache); "" for NULL. The strings are the library's and never freed. */
 EAGERLM_API const char* eagerlm_model_weights(const eagerlm_model* model);
 EAGERLM_API const char* eagerlm_model_kv_type(const eagerlm_model* model);
+/* The products' math: "fp32", "tf32" or "bf16"; "" for NULL. */
+EAGERLM_API const char* eagerlm_model_gemm_math(const eagerlm_model* model);
 
 /* Token ids of UTF-8 text (text_size bytes). "<|endoftext|>" is ordinary text unless
  * parse_special is nonzero. Invalid UTF-8 is EAGERLM_ERROR_INVALID_ARGUMENT. */

@@ -30,6 +30,7 @@ struct ModelInfo {
   std::string source;   // the directory, or e.g. "gpt2 initialized from seed 0"
   std::string weights;  // the weight matrices' type: "f32", "bf16", "f16" or "int8"
   std::string kv_type;  // the KV cache's: "f32", "bf16" or "f16"
+  std::string gemm_math;  // the products': "fp32", "tf32" or "bf16"
 };
 
 // How a model is held (docs/library.md, "Weight types").
@@ -39,6 +40,10 @@ struct LoadOptions {
   // checkpoint stores them (a bf16/f16/int8 checkpoint keeps its type), random weights f32.
   std::string weights;
   std::string kv_type = "f32";  // the KV cache: "f32", "bf16" or "f16"
+  // The matrix products' math: "fp32" (exact FP32); on CUDA "tf32" or "bf16" (tensor cores,
+  // inputs rounded); on the CPU "bf16" for bf16 weights where it has AMX or AVX512_BF16 (inputs
+  // rounded to bf16; a CPU without them, or other weights, is kUnsupported naming why).
+  std::string gemm_math = "fp32";
   // progress(bytes done, bytes in all), called on the calling thread as the weights are read,
   // converted or drawn (a front end's progress bar); may be empty.
   using Progress = std::function<void(size_t done, size_t total)>;

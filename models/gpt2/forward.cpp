@@ -32,7 +32,7 @@ enum MetaRow { kSlot = 0, kRowStart = 1, kNewTokens = 2, kPastLen = 3, kMetaRows
 ForwardPass::ForwardPass(std::shared_ptr<const Model> model, const ForwardLimits& limits)
     : model_(std::move(model)), limits_(limits), ctx_(model_->device()) {
   const Config& c = model_->config();
-  ctx_.set_gemm_math(limits_.gemm_math, model_->weight_type());
+  ctx_.set_gemm_math(model_->gemm_math(), model_->weight_type());
   if (limits_.max_len <= 0) limits_.max_len = c.n_positions;
   if (limits_.max_len > c.n_positions)
     bad_step("max_len " + std::to_string(limits_.max_len) + " exceeds the model's n_positions (" +

@@ -38,9 +38,6 @@ struct ForwardLimits {
   bool all_logits = false;                   // plan for LogitsFor::kAllTokens
   bool target_logprobs = false;              // plan for step_logprobs (no [max_step_rows, vocab] logits)
   bool graphs = true;                        // replay decode steps as graphs where the backend has them (CUDA)
-  // TF32/BF16 tensor-core GEMMs on CUDA; on the CPU kBf16 lets bf16 weights' prefill use
-  // AVX512_BF16 dot products (activations rounded to bf16), kTf32 is refused.
-  GemmMath gemm_math = GemmMath::kFp32;
   std::optional<DType> kv_type;  // the KV cache's type (F32, BF16, F16); nullopt: the model's
 };
 

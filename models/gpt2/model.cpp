@@ -4,6 +4,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/weight_convert.h"
+#include "engine/ops/exec_context.h"
 #include "models/gpt2/checkpoint.h"
 
 namespace eagerlm::gpt2 {
@@ -48,8 +49,14 @@ WeightTensor stored_matrix(const ParameterTensors& params, size_t i) {
 
 }  // namespace
 
-Model::Model(const Config& config, ParameterTensors params, Device device, WeightType weights, DType kv_type)
-    : config_(config), params_(std::move(params)), device_(device), weight_type_(weights), kv_type_(kv_type) {
+Model::Model(const Config& config, ParameterTensors params, Device device, WeightType weights, DType kv_type,
+             GemmMath gemm_math)
+    : config_(config),
+      params_(std::move(params)),
+      device_(device),
+      weight_type_(weights),
+      kv_type_(kv_type),
+      gemm_math_(gemm_math) {
   const auto& p = params_;
   weights_.wte = p.weight("wte.weight");
   weights_.wpe = p.get("wpe.weight");
@@ -91,6 +98,8 @@ std::shared_ptr<const Model> Model::from_parameters(const Config& config, Parame
   params.specs = specs;  // the matrix roles come from the config, whatever the caller's specs say
   params.scales.resize(specs.size());
   const WeightType type = options.weights.value_or(stored_weight_type(params).value_or(WeightType::kF32));
+  // The math against the device and the type, before any conversion: the backend decides.
+  if (options.gemm_math != GemmMath::kFp32) ExecContext(device).set_gemm_math(options.gemm_math, type);
   size_t total = 0, done = 0;
   for (size_t i = 0; i < specs.size(); ++i) total += params.tensors[i].nbytes() + bytes_of(params.scales_of(i));
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -115,7 +124,7 @@ std::shared_ptr<const Model> Model::from_parameters(const Config& config, Parame
     done += bytes;
     if (options.progress) options.progress(done, total);
   }
-  return std::shared_ptr<const Model>(new Model(config, std::move(params), device, type, options.kv_type));
+  return std::shared_ptr<const Model>(new Model(config, std::move(params), device, type, options.kv_type, options.gemm_math));
 }
 
 std::shared_ptr<const Model> Model::load(const std::string& dir, Device device, const ModelOptions& options) {

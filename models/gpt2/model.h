@@ -12,6 +12,7 @@
 
 #include "engine/core/tensor.h"
 #include "engine/core/weight_tensor.h"
+#include "kernels/common/gemm_math.h"
 #include "models/gpt2/config.h"
 #include "models/gpt2/parameters.h"
 
@@ -46,6 +47,10 @@ struct ModelOptions {
   // share one (a bf16 checkpoint stays bf16, an int8 one int8), else float32.
   std::optional<WeightType> weights;
   DType kv_type = DType::kF32;  // the KV cache of its forward passes: F32, BF16 or F16
+  // The math of its forward passes' products (checked at load against the device and the weight
+  // type, Queue::set_gemm_math): kFp32; on CUDA kTf32/kBf16 tensor cores; on the CPU kBf16 for
+  // bf16 weights (AMX tiles or AVX512_BF16 dot products, activations rounded to bf16).
+  GemmMath gemm_math = GemmMath::kFp32;
   ProgressFn progress;
 };
 
@@ -70,16 +75,19 @@ class Model {
   int64_t parameter_count() const;
   WeightType weight_type() const { return weight_type_; }
   DType kv_type() const { return kv_type_; }
+  GemmMath gemm_math() const { return gemm_math_; }
   // Bytes of the weight matrices as held, scales included.
   size_t matrix_bytes() const;
 
  private:
-  Model(const Config& config, ParameterTensors params, Device device, WeightType weights, DType kv_type);
+  Model(const Config& config, ParameterTensors params, Device device, WeightType weights, DType kv_type,
+        GemmMath gemm_math);
   Config config_;
   ParameterTensors params_;
   Device device_;
   WeightType weight_type_;
   DType kv_type_;
+  GemmMath gemm_math_;
   ModelWeights weights_;
 };
 

@@ -54,6 +54,7 @@ LoadedModel load_model(const ModelSource& source, Device device, const ProgressF
   ModelOptions options;
   options.weights = source.weights;
   options.kv_type = source.kv_type;
+  options.gemm_math = source.gemm_math;
   options.progress = progress;
   if (!source.directory.empty()) {
     // The tokenizer first: a broken tokenizer file fails before gigabytes of weights load.

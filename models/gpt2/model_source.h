@@ -24,6 +24,7 @@ struct ModelSource {
   // initialized weights are f32), and the KV cache's (F32, BF16 or F16).
   std::optional<WeightType> weights;
   DType kv_type = DType::kF32;
+  GemmMath gemm_math = GemmMath::kFp32;  // the products' math (ModelOptions::gemm_math)
 };
 
 struct LoadedModel {

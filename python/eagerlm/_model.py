@@ -31,16 +31,18 @@ class ModelInfo:
     source: str  #: the directory, or e.g. "gpt2 initialized from seed 0"
     weights: str  #: the weight matrices' type: "f32", "bf16", "f16" or "int8"
     kv_type: str  #: the KV cache's: "f32", "bf16" or "f16"
+    gemm_math: str  #: the matrix products': "fp32", "tf32" or "bf16"
 
 
-def _load_options(weights: str | None, kv_type: str | None) -> _core.LoadOptions:
+def _load_options(weights: str | None, kv_type: str | None, gemm_math: str | None) -> _core.LoadOptions:
     """LoadOptions from the keyword arguments; the names are checked by the engine (InvalidArgumentError)."""
     options = _core.LoadOptions()
-    for name, value in (("weights", weights), ("kv_type", kv_type)):
+    for name, value in (("weights", weights), ("kv_type", kv_type), ("gemm_math", gemm_math)):
         if value is not None and not isinstance(value, str):
-            raise TypeError(f"{name}: expected a type name such as 'bf16', got {type(value).__name__}")
+            raise TypeError(f"{name}: expected a name such as 'bf16', got {type(value).__name__}")
     options.weights = weights or ""
     options.kv_type = kv_type or "f32"
+    options.gemm_math = gemm_math or "fp32"
     return options
 
 
@@ -65,33 +67,36 @@ class Model:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], device: str = "cpu", *, weights: str | None = None,
-             kv_type: str | None = None) -> Model:
+             kv_type: str | None = None, gemm_math: str | None = None) -> Model:
         """Loads a Hugging Face GPT-2 directory.
 
         The directory holds config.json and model.safetensors (or shards listed in
         model.safetensors.index.json), float32, float16 or bfloat16, and its tokenizer files if
         it has any (else GPT-2's built-in vocabulary is used). device: "cpu" or "cuda".
         weights: "f32", "bf16", "f16" or "int8" to convert the weight matrices at load (default:
-        as the checkpoint stores them); kv_type: "f32" (default), "bf16" or "f16" for the cache.
+        as the checkpoint stores them); kv_type: "f32" (default), "bf16" or "f16" for the cache;
+        gemm_math: "fp32" (default), on CUDA "tf32" or "bf16" (tensor cores), on the CPU "bf16"
+        for bf16 weights where it has AMX or AVX512_BF16 (inputs rounded to bf16).
 
         Raises IoError for a missing path, InvalidFileError for a malformed file (naming the file
-        and the field or tensor), UnsupportedError for "cuda" without a GPU, InvalidArgumentError
-        for an unknown type name.
+        and the field or tensor), UnsupportedError for "cuda" without a GPU or a gemm_math the
+        device lacks for these weights, InvalidArgumentError for an unknown name.
         """
-        return cls._wrap(_core.Model.load(os.fspath(path), device, _load_options(weights, kv_type)))
+        return cls._wrap(_core.Model.load(os.fspath(path), device, _load_options(weights, kv_type, gemm_math)))
 
     @classmethod
     def initialize(cls, preset_or_config: ConfigLike = "gpt2", seed: int = 0, device: str = "cpu", *,
-                   weights: str | None = None, kv_type: str | None = None) -> Model:
+                   weights: str | None = None, kv_type: str | None = None,
+                   gemm_math: str | None = None) -> Model:
         """A model with fresh random weights, the same as `eagerlm init --seed SEED` draws.
 
         preset_or_config: "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", a config.json path
         (or a directory holding one), or a dict of config.json fields. Hugging Face's
-        initialization, drawn with JAX's random numbers. GPT-2's tokenizer. weights and
-        kv_type as for Model.load (random weights are drawn in float32, then converted).
+        initialization, drawn with JAX's random numbers. GPT-2's tokenizer. weights, kv_type
+        and gemm_math as for Model.load (random weights are drawn in float32, then converted).
         """
         seed = _seed(seed)
-        options = _load_options(weights, kv_type)
+        options = _load_options(weights, kv_type, gemm_math)
         if isinstance(preset_or_config, Mapping):
             return cls._wrap(_core.Model.initialize(resolve_config(preset_or_config), seed, device, options))
         if not isinstance(preset_or_config, (str, os.PathLike)):
@@ -125,10 +130,10 @@ class Model:
     @property
     def info(self) -> ModelInfo:
         """Layers, width, heads, context length, vocabulary, eos id, parameter count, device, source,
-        weight and KV cache types."""
+        weight and KV cache types, GEMM math."""
         i = self._native.info()
         return ModelInfo(i.n_layer, i.n_embd, i.n_head, i.context_length, i.vocab_size, i.eos_token_id,
-                         i.parameter_count, i.device, i.source, i.weights, i.kv_type)
+                         i.parameter_count, i.device, i.source, i.weights, i.kv_type, i.gemm_math)
 
     def tokenize(self, text: str, *, parse_special: bool = False) -> list[int]:
         """GPT-2 byte-level BPE ids of `text`; "<|endoftext|>" is plain text unless parse_special."""

@@ -71,13 +71,16 @@ void bind_model(nb::module_& m) {
       .def_prop_ro("device", [](const ModelInfo& i) { return std::string(device_name(i.device)); })
       .def_ro("source", &ModelInfo::source)
       .def_ro("weights", &ModelInfo::weights)
-      .def_ro("kv_type", &ModelInfo::kv_type);
+      .def_ro("kv_type", &ModelInfo::kv_type)
+      .def_ro("gemm_math", &ModelInfo::gemm_math);
 
-  // Weight and cache types only: progress reporting stays on the C++ side.
-  nb::class_<LoadOptions>(m, "LoadOptions", "How a model is held (eagerlm::LoadOptions): weight and KV cache types.")
+  // Types and math only: progress reporting stays on the C++ side.
+  nb::class_<LoadOptions>(m, "LoadOptions",
+                          "How a model is held (eagerlm::LoadOptions): weight and KV cache types, GEMM math.")
       .def(nb::init<>())
       .def_rw("weights", &LoadOptions::weights)
-      .def_rw("kv_type", &LoadOptions::kv_type);
+      .def_rw("kv_type", &LoadOptions::kv_type)
+      .def_rw("gemm_math", &LoadOptions::gemm_math);
 
   nb::class_<Model>(m, "Model", "A GPT-2 model with its tokenizer (eagerlm::Model): a handle to immutable weights.")
       .def_static(

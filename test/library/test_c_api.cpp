@@ -133,6 +133,40 @@ TEST_CASE("C: weight and cache types at load, as the C++ API holds them", "[libr
               EAGERLM_ERROR_INVALID_ARGUMENT, "eagerlm_model_load_as");
 }
 
+TEST_CASE("C: eagerlm_load_options carries the GEMM math with the types", "[library][c]") {
+  eagerlm::test::TempDir dir;
+  eagerlm::test::write_file((dir / "config.json"), eagerlm::test::tiny_config_json());
+  const std::string config = (dir / "config.json");
+  eagerlm_model* m = nullptr;
+  // NULL options and NULL members: the defaults.
+  REQUIRE(eagerlm_model_initialize_with(config.c_str(), 7, EAGERLM_DEVICE_CPU, nullptr, &m) == EAGERLM_OK);
+  CHECK(std::string(eagerlm_model_gemm_math(m)) == "fp32");
+  CHECK(std::string(eagerlm_model_weights(m)) == "f32");
+  eagerlm_model_free(m);
+  CHECK(std::string(eagerlm_model_gemm_math(nullptr)).empty());
+
+  eagerlm_load_options options = {"bf16", "f16", "bf16"};
+  if (__builtin_cpu_supports("avx512bf16")) {
+    REQUIRE(eagerlm_model_initialize_with(config.c_str(), 7, EAGERLM_DEVICE_CPU, &options, &m) == EAGERLM_OK);
+    CHECK(std::string(eagerlm_model_gemm_math(m)) == "bf16");
+    CHECK(std::string(eagerlm_model_weights(m)) == "bf16");
+    CHECK(std::string(eagerlm_model_kv_type(m)) == "f16");
+    eagerlm_model_free(m);
+  } else {
+    CHECK_FAILS(eagerlm_model_initialize_with(config.c_str(), 7, EAGERLM_DEVICE_CPU, &options, &m),
+                EAGERLM_ERROR_UNSUPPORTED, "AVX512_BF16");
+  }
+  options.weights = nullptr;  // random weights: f32, for which the CPU has no bf16 math
+  CHECK_FAILS(eagerlm_model_initialize_with(config.c_str(), 7, EAGERLM_DEVICE_CPU, &options, &m),
+              EAGERLM_ERROR_UNSUPPORTED, "for bf16 weights");
+  CHECK(m == nullptr);
+  options.gemm_math = "fp8";
+  CHECK_FAILS(eagerlm_model_load_with(dir.path().c_str(), EAGERLM_DEVICE_CPU, &options, &m),
+              EAGERLM_ERROR_INVALID_ARGUMENT, "gemm_math");
+  CHECK_FAILS(eagerlm_model_load_with(nullptr, EAGERLM_DEVICE_CPU, nullptr, &m), EAGERLM_ERROR_INVALID_ARGUMENT,
+              "eagerlm_model_load_with");
+}
+
 TEST_CASE("C: bad options are refused by name, leaving the options as they were", "[library][c]") {
   Handles h;
   REQUIRE(eagerlm_options_create(&h.options) == EAGERLM_OK);

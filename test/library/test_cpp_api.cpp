@@ -417,6 +417,53 @@ TEST_CASE("LoadOptions chooses the weight and cache types; bad names name the fi
   }
 }
 
+TEST_CASE("LoadOptions.gemm_math: bf16 products for bf16 weights on the CPU, refused with a reason elsewhere",
+          "[library][weights]") {
+  eagerlm::test::TempDir dir;
+  eagerlm::test::write_file((dir / "config.json"), eagerlm::test::tiny_config_json());
+  CHECK(tiny_model().info().gemm_math == "fp32");
+  LoadOptions bf16;
+  bf16.weights = "bf16";
+  const Model fp32_math = Model::initialize((dir / "config.json"), 7, Device::kCpu, bf16);
+  bf16.gemm_math = "bf16";
+  // Past the few-row kernels (32 rows), where the bf16 GEMM takes the products.
+  std::vector<int32_t> ids(40);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = int32_t(1000 + 37 * i);
+  if (!__builtin_cpu_supports("avx512bf16")) {
+    CHECK_THAT(message_of([&] { Model::initialize((dir / "config.json"), 7, Device::kCpu, bf16); }),
+               Catch::Contains("AVX512_BF16"));
+  } else {
+    const Model m = Model::initialize((dir / "config.json"), 7, Device::kCpu, bf16);
+    CHECK(m.info().gemm_math == "bf16");
+    CHECK(m.info().weights == "bf16");
+    // Activations rounded to 8 bits change the logits, a little.
+    const auto a = m.logits(ids), b = fp32_math.logits(ids);
+    REQUIRE(a.size() == b.size());
+    CHECK(a != b);
+    double worst = 0, scale = 1;
+    for (size_t i = 0; i < a.size(); ++i) {
+      worst = std::max(worst, double(std::abs(a[i] - b[i])));
+      scale = std::max(scale, double(std::abs(b[i])));
+    }
+    CHECK(worst / scale <= 32 * std::ldexp(1.0, -8));
+  }
+  LoadOptions f32_weights;
+  f32_weights.gemm_math = "bf16";
+  CHECK(code_of([&] { Model::initialize((dir / "config.json"), 7, Device::kCpu, f32_weights); }) ==
+        ErrorCode::kUnsupported);
+  CHECK_THAT(message_of([&] { Model::initialize((dir / "config.json"), 7, Device::kCpu, f32_weights); }),
+             Catch::Contains("for bf16 weights") && Catch::Contains("f32"));
+  LoadOptions tf32;
+  tf32.gemm_math = "tf32";
+  CHECK(code_of([&] { Model::initialize((dir / "config.json"), 7, Device::kCpu, tf32); }) == ErrorCode::kUnsupported);
+  LoadOptions bad;
+  bad.gemm_math = "fp16";
+  CHECK(code_of([&] { Model::initialize((dir / "config.json"), 7, Device::kCpu, bad); }) ==
+        ErrorCode::kInvalidArgument);
+  CHECK_THAT(message_of([&] { Model::initialize((dir / "config.json"), 7, Device::kCpu, bad); }),
+             Catch::Contains("LoadOptions.gemm_math") && Catch::Contains("fp16"));
+}
+
 TEST_CASE("one_line_message writes control characters as escapes, as Error does", "[library][errors]") {
   const std::string raw = std::string("a\nb\tc\x1b") + "d \xc3\xbc";
   CHECK(eagerlm::one_line_message(raw) == "a\\nb\\tc\\x1bd \xc3\xbc");

@@ -2,6 +2,7 @@
 bin/eagerlm-dump-logits bit for bit (one sequence, and a ragged batch)."""
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -76,6 +77,32 @@ def test_weight_and_cache_types_as_the_dump_tool_holds_them(text_model, text_mod
     assert not np.array_equal(want, text_model.logits(ids))  # the types took effect
     fresh = eagerlm.Model.initialize(TEXT_CONFIG, seed=21, weights=weights, kv_type=kv_type)
     assert np.array_equal(fresh.logits(ids), want)  # the checkpoint was written from seed 21
+
+
+def _has_bf16_gemm():
+    flags = open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else ""
+    return "avx512_bf16" in flags
+
+
+def test_gemm_math_bf16_for_bf16_weights(text_model_dir):
+    ids = list(range(1000, 1040))  # 40 rows: past the few-row kernels, where the bf16 GEMM runs
+    fp32_math = eagerlm.Model.load(text_model_dir, weights="bf16")
+    assert fp32_math.info.gemm_math == "fp32"
+    if not _has_bf16_gemm():
+        with pytest.raises(eagerlm.UnsupportedError, match="AVX512_BF16"):
+            eagerlm.Model.load(text_model_dir, weights="bf16", gemm_math="bf16")
+    else:
+        model = eagerlm.Model.load(text_model_dir, weights="bf16", gemm_math="bf16")
+        assert (model.info.weights, model.info.gemm_math) == ("bf16", "bf16")
+        got, want = model.logits(ids), fp32_math.logits(ids)
+        assert not np.array_equal(got, want)  # activations rounded to bf16 took effect
+        assert np.max(np.abs(got - want)) <= 32 * 2.0**-8 * max(1.0, np.max(np.abs(want)))
+    with pytest.raises(eagerlm.UnsupportedError, match="for bf16 weights.*f32"):
+        eagerlm.Model.initialize(ODD_CONFIG, gemm_math="bf16")
+    with pytest.raises(eagerlm.InvalidArgumentError, match="gemm_math.*fp16"):
+        eagerlm.Model.initialize(ODD_CONFIG, gemm_math="fp16")
+    with pytest.raises(TypeError, match="gemm_math"):
+        eagerlm.Model.initialize(ODD_CONFIG, gemm_math=16)
 
 
 def test_unknown_weight_types_are_refused_by_name(text_model_dir):
