@@ -259,20 +259,17 @@ void gemm_tiles_in_place(const float* x, int64_t ldx, const uint16_t* w, float* 
   thread_local std::vector<uint32_t> xt;
   thread_local std::vector<float> out;
   if (xt.size() < size_t(pairs * 16)) xt.resize(size_t(pairs * 16));
-  out.resize(4 * 256);
+  out.resize(256);
   const uint32_t* xp = packed_x(x, ldx, m, k, 16, pairs);
   for (int64_t p = 0; p < pairs; ++p) {
     for (int64_t r = 0; r < 16; ++r) xt[size_t(p * 16 + r)] = xp[r * pairs + p];
   }
   const int64_t whole = n0 + (n1 - n0) / 16 * 16;
   amx_begin();
-  for (int64_t c0 = n0; c0 < whole; c0 += 64) {
-    const int count = int(std::min<int64_t>(4, (whole - c0) / 16));
-    amx_rows_block(w + c0 * k, k, xt.data(), 16, pairs, count, out.data());
-    for (int t = 0; t < count; ++t) {
-      for (int64_t i = 0; i < 16; ++i) {
-        for (int64_t r = 0; r < m; ++r) y[r * ldy + c0 + 16 * t + i] = out[size_t(t * 256 + i * 16 + r)];
-      }
+  for (int64_t c0 = n0; c0 < whole; c0 += 16) {
+    amx_rows_tile(w + c0 * k, k, xt.data(), 16, pairs, out.data());
+    for (int64_t i = 0; i < 16; ++i) {
+      for (int64_t r = 0; r < m; ++r) y[r * ldy + c0 + i] = out[size_t(i * 16 + r)];
     }
   }
   amx_end();

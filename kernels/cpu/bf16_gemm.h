@@ -27,10 +27,12 @@ void gemm_bf16(const float* x, int64_t ldx, const uint16_t* w, bool input_major,
 // kernel against AMX: 8 rows 0.20 / 0.25 ms, 12 rows 0.39-0.42 / 0.48-0.50, 16 rows 0.43-0.44 /
 // 0.42-0.44, 24 rows 0.54-0.64 / 0.38.
 constexpr int64_t kMinAmxRows = 16;
-// W output-major [n, k] with k a multiple of 32 (every GPT-2 head) is read by the tiles in place,
-// with no packing (amx_rows_block): from 2 rows, up to kMaxDirectRows (one tile of x; more rows
+// W output-major [n, k] with k a multiple of 32 (every GPT-2 head, and the linear layers of a model
+// loaded with bf16 math on AMX) is read by the tiles in place, with no packing (amx_rows_tile):
+// from 1 row (level with the float32 one-row kernel over output-major W: c_attn transposed 0.14-0.18
+// ms either way, eagerlm-bench-linear on a busy Sapphire Rapids), up to kMaxDirectRows (one tile of x; more rows
 // would stream W once per 16).
-constexpr int64_t kMinDirectAmxRows = 2, kMaxDirectRows = 16;
+constexpr int64_t kMinDirectAmxRows = 1, kMaxDirectRows = 16;
 inline bool amx_reads_w_in_place(bool input_major, int64_t m, int64_t k) {
   return !input_major && k % 32 == 0 && m >= kMinDirectAmxRows && m <= kMaxDirectRows;
 }
@@ -53,12 +55,14 @@ void amx_end();
 // apart. rows, cols and pairs are multiples of 16; between amx_begin and amx_end.
 void amx_block(const uint32_t* xp, int64_t ldxp, const uint32_t* bp, int64_t ldbp, float* c, int64_t ldc, int64_t rows,
                int64_t cols, int64_t pairs, bool first);
-// y^T tiles straight from W: out[t·256 + i·16 + j] = Σ_k W[16t + i][k]·x[j][k] for tiles t < count
-// (1 to 4, 16 rows of W each), W rows ldw halves apart (k of them, a multiple of 32, read in
-// place), xt[p·ldxt + j] the bf16 pair (x[j][2p], x[j][2p + 1]) for 16 columns j. Between
-// amx_begin and amx_end.
-void amx_rows_block(const uint16_t* w, int64_t ldw, const uint32_t* xt, int64_t ldxt, int64_t pairs, int count,
-                    float* out);
+// y^T tiles straight from W: out[i·16 + j] = Σ_k W[i][k]·x[j][k] for 16 rows of W, ldw halves
+// apart (k of them, a multiple of 32, read in place), xt[p·ldxt + j] the bf16 pair (x[j][2p],
+// x[j][2p + 1]) for 16 columns j. One tile of W rows at a time: 16 rows streamed side by side are
+// what the prefetchers follow; 64 (four tiles, x loaded once for all) made a decode step of GPT-2
+// 124M slower: 1 row 9.8-10.2 against 8.5-8.7 ms, 8 rows 11.8-12.3 against 10.9-11.0
+// (eagerlm bench --weights bf16 --gemm-math bf16 --quick, Sapphire Rapids). Between amx_begin and
+// amx_end.
+void amx_rows_tile(const uint16_t* w, int64_t ldw, const uint32_t* xt, int64_t ldxt, int64_t pairs, float* out);
 // The bench probe: `rounds` of four independent tile products from registers (between amx_begin
 // and amx_end, which it calls); returns the floating-point operations done.
 double amx_probe_flops(int64_t rounds);

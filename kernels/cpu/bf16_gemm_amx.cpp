@@ -74,36 +74,26 @@ inline void tile_block(const uint32_t* xp, int64_t ldxp, const uint32_t* bp, int
   if constexpr (RowTiles > 1 && ColTiles > 1) _tile_stored(3, c + 16 * ldc + 16, c_stride);
 }
 
-// Tiles 0 to Count - 1 accumulate y^T for 16 W rows each; W tiles alternate between 4 and 5 (so
-// that a load overlaps the product before it), x's tile is 6, loaded once per 32 inputs for all.
-template <int Count>
-inline void rows_block(const uint16_t* w, int64_t ldw, const uint32_t* xt, int64_t ldxt, int64_t pairs, float* out) {
+// y^T for 16 W rows in tile 0; W's tile and x's alternate between 4/6 and 5/7 from one 32 inputs
+// to the next, so that a load overlaps the product before it.
+inline void rows_tile(const uint16_t* w, int64_t ldw, const uint32_t* xt, int64_t ldxt, int64_t pairs, float* out) {
   const int64_t w_stride = ldw * 2, x_stride = ldxt * 4;
   _tile_zero(0);
-  if constexpr (Count > 1) _tile_zero(1);
-  if constexpr (Count > 2) _tile_zero(2);
-  if constexpr (Count > 3) _tile_zero(3);
-  for (int64_t p = 0; p < pairs; p += 16) {
-    _tile_loadd(6, xt + p * ldxt, x_stride);
+  int64_t p = 0;
+  for (; p + 32 <= pairs; p += 32) {
     _tile_loadd(4, w + 2 * p, w_stride);
+    _tile_loadd(6, xt + p * ldxt, x_stride);
     _tile_dpbf16ps(0, 4, 6);
-    if constexpr (Count > 1) {
-      _tile_loadd(5, w + 16 * ldw + 2 * p, w_stride);
-      _tile_dpbf16ps(1, 5, 6);
-    }
-    if constexpr (Count > 2) {
-      _tile_loadd(4, w + 32 * ldw + 2 * p, w_stride);
-      _tile_dpbf16ps(2, 4, 6);
-    }
-    if constexpr (Count > 3) {
-      _tile_loadd(5, w + 48 * ldw + 2 * p, w_stride);
-      _tile_dpbf16ps(3, 5, 6);
-    }
+    _tile_loadd(5, w + 2 * (p + 16), w_stride);
+    _tile_loadd(7, xt + (p + 16) * ldxt, x_stride);
+    _tile_dpbf16ps(0, 5, 7);
+  }
+  if (p < pairs) {
+    _tile_loadd(4, w + 2 * p, w_stride);
+    _tile_loadd(6, xt + p * ldxt, x_stride);
+    _tile_dpbf16ps(0, 4, 6);
   }
   _tile_stored(0, out, 64);
-  if constexpr (Count > 1) _tile_stored(1, out + 256, 64);
-  if constexpr (Count > 2) _tile_stored(2, out + 512, 64);
-  if constexpr (Count > 3) _tile_stored(3, out + 768, 64);
 }
 
 }  // namespace
@@ -134,14 +124,8 @@ void amx_block(const uint32_t* xp, int64_t ldxp, const uint32_t* bp, int64_t ldb
   }
 }
 
-void amx_rows_block(const uint16_t* w, int64_t ldw, const uint32_t* xt, int64_t ldxt, int64_t pairs, int count,
-                    float* out) {
-  switch (count) {
-    case 4: return rows_block<4>(w, ldw, xt, ldxt, pairs, out);
-    case 3: return rows_block<3>(w, ldw, xt, ldxt, pairs, out);
-    case 2: return rows_block<2>(w, ldw, xt, ldxt, pairs, out);
-    default: return rows_block<1>(w, ldw, xt, ldxt, pairs, out);
-  }
+void amx_rows_tile(const uint16_t* w, int64_t ldw, const uint32_t* xt, int64_t ldxt, int64_t pairs, float* out) {
+  rows_tile(w, ldw, xt, ldxt, pairs, out);
 }
 
 double amx_probe_flops(int64_t rounds) {
