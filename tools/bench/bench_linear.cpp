@@ -46,13 +46,15 @@ namespace {
 struct Shape {
   const char* name;
   int64_t k, n;
-  bool transposed;  // output-major W [n, k] (the tied head)
+  bool transposed;  // output-major W [n, k]: the tied head, and linear layers held so (bf16 math on AMX)
 };
 
 const Shape kShapes[] = {
     {"c_attn 768x2304", 768, 2304, false},    {"attn c_proj 768x768", 768, 768, false},
     {"c_fc 768x3072", 768, 3072, false},      {"mlp c_proj 3072x768", 3072, 768, false},
     {"head 50257x768 (T)", 768, 50257, true},
+    {"c_attn (T)", 768, 2304, true},    {"attn c_proj (T)", 768, 768, true},
+    {"c_fc (T)", 768, 3072, true},      {"mlp c_proj (T)", 3072, 768, true},
 };
 
 constexpr int64_t kRotateBytes = int64_t(256) << 20;
