@@ -8,6 +8,7 @@
 #include "engine/core/dtype.h"
 #include "engine/core/error.h"
 #include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/parallel.h"
 
 namespace eagerlm {
 
@@ -88,6 +89,40 @@ WeightTensor convert_weight(const WeightTensor& source, WeightType type, Device 
     if (progress) progress(r1 * cols);
   }
   return to_device(std::move(out), device);
+}
+
+namespace {
+
+// dst[c][r] = src[r][c] for a rows × cols matrix of T, in tiles that stay in L1 on both sides.
+template <typename T>
+void transpose(const T* src, T* dst, int64_t rows, int64_t cols) {
+  constexpr int64_t kTile = 64;
+  const int64_t row_tiles = (rows + kTile - 1) / kTile;
+  cpu::parallel_for(row_tiles, [&](int64_t t) {
+    const int64_t r0 = t * kTile, r1 = std::min(rows, r0 + kTile);
+    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+      const int64_t c1 = std::min(cols, c0 + kTile);
+      for (int64_t r = r0; r < r1; ++r)
+        for (int64_t c = c0; c < c1; ++c) dst[c * rows + r] = src[r * cols + c];
+    }
+  });
+}
+
+}  // namespace
+
+WeightTensor with_layout(const WeightTensor& w, WeightLayout layout) {
+  if (w.layout == layout) return w;
+  if (w.type == WeightType::kInt8 || w.device() != Device::kCpu || w.data.rank() != 2 || !w.data.is_contiguous())
+    throw_error(ErrorCode::kInternal, "with_layout: only contiguous f32/bf16/f16 matrices on the CPU, got " +
+                                          std::string(weight_type_name(w.type)) + " " + w.data.describe());
+  const int64_t rows = w.data.size(0), cols = w.data.size(1);
+  WeightTensor out{w.type, layout, Tensor::empty({cols, rows}, w.data.dtype(), Device::kCpu), {}};
+  if (w.type == WeightType::kF32) {
+    transpose(static_cast<const uint32_t*>(w.data.raw()), static_cast<uint32_t*>(out.data.raw()), rows, cols);
+  } else {
+    transpose(static_cast<const uint16_t*>(w.data.raw()), static_cast<uint16_t*>(out.data.raw()), rows, cols);
+  }
+  return out;
 }
 
 }  // namespace eagerlm

@@ -22,4 +22,9 @@ using ConvertProgress = std::function<void(int64_t done_elements)>;
 WeightTensor convert_weight(const WeightTensor& source, WeightType type, Device device, const char* what,
                             const ConvertProgress& progress = {});
 
+// The same matrix held in `layout` (a transposed copy on the host; `w` itself when it is held so
+// already). f32, bf16 and f16 on the CPU; int8 (its scales are laid out by blocks of inputs) is
+// Error(kInternal).
+WeightTensor with_layout(const WeightTensor& w, WeightLayout layout);
+
 }  // namespace eagerlm

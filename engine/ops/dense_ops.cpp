@@ -42,6 +42,18 @@ void linear_transposed(const ExecContext& ctx, const Tensor& x, const Tensor& w,
 }
 
 void linear(const ExecContext& ctx, const Tensor& x, const WeightTensor& w, const Tensor& bias, Tensor& y) {
+  if (w.layout == WeightLayout::kOutputMajor) {
+    // A layer the loader chose to hold output-major (Backend::prefers_output_major_linear): the
+    // head's product, then the bias row by row.
+    linear_transposed(ctx, x, w, y);
+    if (!bias.defined()) return;
+    const char* op = "linear (output-major)";
+    expect_f32_on(ctx, bias, op, "bias");
+    const int64_t n = y.size(1), ldy = row_stride(y, op, "y");
+    EAGERLM_OP_EXPECT(bias.numel() == n && bias.is_contiguous(), op, "bias must be [n]: " + bias.describe());
+    for (int64_t r = 0; r < y.size(0); ++r) ctx.queue().add(y.f32() + r * ldy, bias.f32(), y.f32() + r * ldy, n);
+    return;
+  }
   if (w.type == WeightType::kF32) return linear(ctx, x, w.data, bias, y);
   const char* op = "linear (typed)";
   expect_f32_on(ctx, x, op, "x");

@@ -25,6 +25,8 @@ void linear_transposed(const ExecContext& ctx, const Tensor& x, const Tensor& w,
 void target_logprobs(const ExecContext& ctx, const Tensor& h, const Tensor& w, const Tensor& targets, Tensor& out);
 // The same with a weight of any type (engine/core/weight_tensor.h): w input-major [k, n] for
 // linear, output-major [n, k] for linear_transposed. An f32 weight takes the float32 paths above.
+// linear also takes an output-major w (a layer the loader held so, for the backend's speed): the
+// product of linear_transposed, plus the bias.
 void linear(const ExecContext& ctx, const Tensor& x, const WeightTensor& w, const Tensor& bias, Tensor& y);
 void linear_transposed(const ExecContext& ctx, const Tensor& x, const WeightTensor& w, Tensor& y);
 // Row-wise layer norm of x[m,d]; y may be x.

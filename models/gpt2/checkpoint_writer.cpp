@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "engine/core/error.h"
+#include "engine/core/weight_convert.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/safetensors_writer.h"
 #include "models/gpt2/checkpoint.h"
@@ -24,8 +25,18 @@ void save_checkpoint(const std::string& dir, const Config& config, const Paramet
     const Tensor& source = t.device() == Device::kCpu ? t : host.back();
     tensors.push_back({name, t.dtype(), t.shape().to_vector(), source.raw()});
   };
-  host.reserve(2 * parameters.tensors.size());  // pointers into it must stay valid
+  host.reserve(3 * parameters.tensors.size());  // pointers into it must stay valid
+  // A checkpoint holds every matrix in its config's layout, whatever layout a model holds it in.
+  const std::vector<ParameterSpec> canonical = parameter_specs(config);
+  if (canonical.size() != parameters.specs.size())
+    throw_error(ErrorCode::kInternal, "save_checkpoint: parameters do not match the config");
   for (size_t i = 0; i < parameters.specs.size(); ++i) {
+    const ParameterSpec& spec = parameters.specs[i];
+    if (spec.matrix && canonical[i].matrix && *spec.matrix != *canonical[i].matrix) {
+      host.push_back(with_layout(parameters.weight(spec.name), *canonical[i].matrix).data);
+      add(spec.name, host.back());
+      continue;
+    }
     add(parameters.specs[i].name, parameters.tensors[i]);
     if (parameters.scales_of(i).defined()) add(scale_tensor_name(parameters.specs[i].name), parameters.scales_of(i));
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/core/backend.h"
 #include "engine/core/error.h"
 #include "engine/core/weight_convert.h"
 #include "engine/ops/exec_context.h"
@@ -100,6 +101,7 @@ std::shared_ptr<const Model> Model::from_parameters(const Config& config, Parame
   const WeightType type = options.weights.value_or(stored_weight_type(params).value_or(WeightType::kF32));
   // The math against the device and the type, before any conversion: the backend decides.
   if (options.gemm_math != GemmMath::kFp32) ExecContext(device).set_gemm_math(options.gemm_math, type);
+  const bool output_major_linear = backend_for(device).prefers_output_major_linear(type, options.gemm_math);
   size_t total = 0, done = 0;
   for (size_t i = 0; i < specs.size(); ++i) total += params.tensors[i].nbytes() + bytes_of(params.scales_of(i));
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -111,9 +113,15 @@ std::shared_ptr<const Model> Model::from_parameters(const Config& config, Parame
     if (spec.matrix) {
       const WeightTensor source = stored_matrix(params, i);
       const double per_element = double(bytes) / double(std::max<int64_t>(1, spec.shape.numel()));
-      const WeightTensor w = convert_weight(source, type, device, spec.name.c_str(), [&](int64_t elements) {
+      WeightTensor w = convert_weight(source, type, device, spec.name.c_str(), [&](int64_t elements) {
         if (options.progress) options.progress(done + size_t(double(elements) * per_element), total);
       });
+      // A linear layer held as the backend runs it fastest (its spec says how it is held).
+      if (w.layout == WeightLayout::kInputMajor && output_major_linear) {
+        w = with_layout(w, WeightLayout::kOutputMajor);
+        params.specs[i].matrix = WeightLayout::kOutputMajor;
+        params.specs[i].shape = w.data.shape();
+      }
       params.tensors[i] = w.data;
       params.scales[i] = w.scales;
     } else {

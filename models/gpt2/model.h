@@ -70,7 +70,9 @@ class Model {
   const Config& config() const { return config_; }
   Device device() const { return device_; }
   const ModelWeights& weights() const { return weights_; }
-  // What the model holds, in spec order (the weight matrices in weight_type(), with scales).
+  // What the model holds, in spec order (the weight matrices in weight_type(), with scales). A
+  // linear layer's spec says how it is held: input-major [in, out] as in a checkpoint, or
+  // output-major [out, in] where the backend runs it faster so (bf16 math on AMX).
   const ParameterTensors& parameters() const { return params_; }
   int64_t parameter_count() const;
   WeightType weight_type() const { return weight_type_; }

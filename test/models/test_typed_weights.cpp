@@ -9,10 +9,12 @@
 #include <cstring>
 #include <functional>
 
+#include "engine/core/backend.h"
 #include "engine/core/dtype.h"
 #include "engine/core/error.h"
 #include "models/gpt2/checkpoint.h"
 #include "models/gpt2/forward.h"
+#include "kernels/cpu/cpu_ops.h"
 #include "test/models/reference_gpt2.h"
 #include "test/models/test_models_util.h"
 #include "test/support/temp_dir.h"
@@ -203,6 +205,60 @@ TEST_CASE("f32 weights are the float32 path bit for bit", "[typed][forward]") {
   const auto back = Model::from_parameters(c, stored, Device::kCpu, f32);
   CHECK(back->weight_type() == WeightType::kF32);
   CHECK(logits_of(back, tokens) == logits_of(widened_model, tokens));
+}
+
+TEST_CASE("bf16 math: linear layers held as the backend prefers, near the reference, saved in the config's layout",
+          "[typed][forward][checkpoint]") {
+  const Config c = typed_config();
+  const auto params = test::random_parameters(c, 26);
+  const auto tokens = tokens_for(c, 40, 6);
+  ModelOptions fp32_math, bf16_math;
+  fp32_math.weights = bf16_math.weights = WeightType::kBF16;
+  bf16_math.gemm_math = GemmMath::kBf16;
+  if (!cpu::has_bf16_gemm()) {
+    CHECK_THROWS_AS(Model::from_parameters(c, params, Device::kCpu, bf16_math), Error);
+    WARN("skipped: the " << cpu::active_isa() << " kernels have no bf16 GEMM");
+    return;
+  }
+  const auto same_weights = Model::from_parameters(c, params, Device::kCpu, fp32_math);
+  const auto model = Model::from_parameters(c, params, Device::kCpu, bf16_math);
+  CHECK(model->gemm_math() == GemmMath::kBf16);
+  const bool output_major = backend_for(Device::kCpu).prefers_output_major_linear(WeightType::kBF16, GemmMath::kBf16);
+  INFO("variant " << cpu::active_isa() << ", AMX " << cpu::amx_enabled() << ", output-major " << output_major);
+  const auto canonical = parameter_specs(c);
+  for (size_t i = 0; i < canonical.size(); ++i) {
+    const ParameterSpec& held = model->parameters().specs[i];
+    INFO(held.name);
+    if (canonical[i].matrix == WeightLayout::kInputMajor && output_major) {
+      CHECK(held.matrix == WeightLayout::kOutputMajor);
+      CHECK(held.shape == Shape{canonical[i].shape[1], canonical[i].shape[0]});
+    } else {
+      CHECK(held.matrix == canonical[i].matrix);
+      CHECK(held.shape == canonical[i].shape);
+    }
+  }
+  // Against the double reference on the same bf16 weights: activations rounded to bf16 (8
+  // significant bits) before each product move each logit by a few 2^-8 of the largest.
+  const auto want = flat(reference::Gpt2Reference(c, widened(*same_weights)).logits(tokens));
+  const Worst prefill = compare(logits_of(model, tokens), want, c.vocab_size);
+  const std::vector<double> want_decoded(want.begin() + 9 * c.vocab_size, want.end());
+  const Worst decode = compare(decoded_logits(model, tokens, 10), want_decoded, c.vocab_size);
+  INFO("prefill relative error " << prefill.relative << ", decode " << decode.relative);
+  CHECK(prefill.relative <= 8 * std::ldexp(1.0, -8));
+  CHECK(decode.relative <= 8 * std::ldexp(1.0, -8));
+  CHECK(prefill.relative > kSameWeightsTolerance);  // the bf16 products ran
+  // A checkpoint of it is the checkpoint of the same weights held as the config lays them out.
+  test::TempDir dir;
+  save_checkpoint(dir.str(), c, model->parameters());
+  const auto back = Model::load(dir.str(), Device::kCpu);
+  const ParameterTensors& got = back->parameters();
+  const ParameterTensors& ref = same_weights->parameters();
+  for (size_t i = 0; i < canonical.size(); ++i) {
+    INFO(canonical[i].name);
+    CHECK(got.specs[i].shape == canonical[i].shape);
+    REQUIRE(got.tensors[i].nbytes() == ref.tensors[i].nbytes());
+    CHECK(std::memcmp(got.tensors[i].raw(), ref.tensors[i].raw(), got.tensors[i].nbytes()) == 0);
+  }
 }
 
 TEST_CASE("bf16 and f16 checkpoints keep their type unless told otherwise", "[typed][checkpoint]") {
