@@ -150,10 +150,12 @@ class Backend {
   // Measures bandwidth and peak (seconds of work; `threads` for the CPU, ignored elsewhere).
   virtual DeviceLimits measure_limits(int threads) = 0;
 
-  // Whether the linear layers' weights of this type, under this math, run faster held
-  // output-major ([out, in], as the tied head) than input-major (GPT-2's Conv1D [in, out]): a
-  // layout the loader may choose; the products are right in either.
-  virtual bool prefers_output_major_linear(WeightType /*type*/, GemmMath /*math*/) const { return false; }
+  // Whether a linear layer's weights of this type, with this many inputs, under this math, run
+  // faster held output-major ([out, in], as the tied head) than input-major (GPT-2's Conv1D
+  // [in, out]): a layout the loader may choose; the products are right in either.
+  virtual bool prefers_output_major_linear(WeightType /*type*/, int64_t /*inputs*/, GemmMath /*math*/) const {
+    return false;
+  }
 };
 
 // The backend of `device`; the first call for kCuda loads the CUDA module. Throws

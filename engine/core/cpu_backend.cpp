@@ -241,8 +241,10 @@ class CpuBackend final : public Backend {
   // AMX tiles read output-major bf16 rows in place from 2 rows (bf16_gemm.h): a decode step of
   // 8 sequences then streams each Conv1D matrix once at about the bandwidth, where the float32
   // few-row kernels over input-major W are compute-bound (docs/benchmarks.md).
-  bool prefers_output_major_linear(WeightType type, GemmMath math) const override {
-    return type == WeightType::kBF16 && math == GemmMath::kBf16 && cpu::has_bf16_gemm() && cpu::amx_enabled();
+  // (inputs a multiple of 32: whole tiles, as in every GPT-2 size).
+  bool prefers_output_major_linear(WeightType type, int64_t inputs, GemmMath math) const override {
+    return type == WeightType::kBF16 && math == GemmMath::kBf16 && inputs % 32 == 0 && cpu::has_bf16_gemm() &&
+           cpu::amx_enabled();
   }
 };
 

@@ -101,7 +101,7 @@ std::shared_ptr<const Model> Model::from_parameters(const Config& config, Parame
   const WeightType type = options.weights.value_or(stored_weight_type(params).value_or(WeightType::kF32));
   // The math against the device and the type, before any conversion: the backend decides.
   if (options.gemm_math != GemmMath::kFp32) ExecContext(device).set_gemm_math(options.gemm_math, type);
-  const bool output_major_linear = backend_for(device).prefers_output_major_linear(type, options.gemm_math);
+  const Backend& backend = backend_for(device);
   size_t total = 0, done = 0;
   for (size_t i = 0; i < specs.size(); ++i) total += params.tensors[i].nbytes() + bytes_of(params.scales_of(i));
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -117,7 +117,8 @@ std::shared_ptr<const Model> Model::from_parameters(const Config& config, Parame
         if (options.progress) options.progress(done + size_t(double(elements) * per_element), total);
       });
       // A linear layer held as the backend runs it fastest (its spec says how it is held).
-      if (w.layout == WeightLayout::kInputMajor && output_major_linear) {
+      if (w.layout == WeightLayout::kInputMajor &&
+          backend.prefers_output_major_linear(type, w.inputs(), options.gemm_math)) {
         w = with_layout(w, WeightLayout::kOutputMajor);
         params.specs[i].matrix = WeightLayout::kOutputMajor;
         params.specs[i].shape = w.data.shape();

@@ -223,7 +223,9 @@ TEST_CASE("bf16 math: linear layers held as the backend prefers, near the refere
   const auto same_weights = Model::from_parameters(c, params, Device::kCpu, fp32_math);
   const auto model = Model::from_parameters(c, params, Device::kCpu, bf16_math);
   CHECK(model->gemm_math() == GemmMath::kBf16);
-  const bool output_major = backend_for(Device::kCpu).prefers_output_major_linear(WeightType::kBF16, GemmMath::kBf16);
+  // d = 64 and 4d = 256 inputs: whole tiles in every matrix.
+  const bool output_major =
+      backend_for(Device::kCpu).prefers_output_major_linear(WeightType::kBF16, 64, GemmMath::kBf16);
   INFO("variant " << cpu::active_isa() << ", AMX " << cpu::amx_enabled() << ", output-major " << output_major);
   const auto canonical = parameter_specs(c);
   for (size_t i = 0; i < canonical.size(); ++i) {
