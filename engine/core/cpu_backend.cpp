@@ -238,7 +238,7 @@ class CpuBackend final : public Backend {
   size_t available_bytes() const override { return host_available_bytes(); }
   std::unique_ptr<Queue> create_queue() override { return std::make_unique<CpuQueue>(); }
   DeviceLimits measure_limits(int threads) override { return measure_cpu_limits(threads); }
-  // AMX tiles read output-major bf16 rows in place from 2 rows (bf16_gemm.h): a decode step of
+  // AMX tiles read output-major bf16 rows in place from 1 row (bf16_gemm.h): a decode step of
   // 8 sequences then streams each Conv1D matrix once at about the bandwidth, where the float32
   // few-row kernels over input-major W are compute-bound (docs/benchmarks.md).
   // (inputs a multiple of 32: whole tiles, as in every GPT-2 size).
