@@ -238,13 +238,12 @@ class CpuBackend final : public Backend {
   size_t available_bytes() const override { return host_available_bytes(); }
   std::unique_ptr<Queue> create_queue() override { return std::make_unique<CpuQueue>(); }
   DeviceLimits measure_limits(int threads) override { return measure_cpu_limits(threads); }
-  // AMX tiles read output-major bf16 rows in place from 1 row (bf16_gemm.h): a decode step of
-  // 8 sequences then streams each Conv1D matrix once at about the bandwidth, where the float32
-  // few-row kernels over input-major W are compute-bound (docs/benchmarks.md).
-  // (inputs a multiple of 32: whole tiles, as in every GPT-2 size).
+  // Both bf16 engines read output-major bf16 rows in place from 1 row (bf16_gemm.h: AMX tiles, or
+  // vdpbf16ps dot products): a decode step of 8 sequences then streams each Conv1D matrix once at
+  // about the bandwidth, where the float32 few-row kernels over input-major W are compute-bound
+  // (docs/benchmarks.md). Inputs a multiple of 32, as in every GPT-2 size: whole vectors of pairs.
   bool prefers_output_major_linear(WeightType type, int64_t inputs, GemmMath math) const override {
-    return type == WeightType::kBF16 && math == GemmMath::kBf16 && inputs % 32 == 0 && cpu::has_bf16_gemm() &&
-           cpu::amx_enabled();
+    return type == WeightType::kBF16 && math == GemmMath::kBf16 && inputs % 32 == 0 && cpu::has_bf16_gemm();
   }
 };
 

@@ -10,7 +10,9 @@
 //   from y between blocks; a broadcast x word times a packed W vector is one vdpbf16ps.
 // Odd k pads the last pair with zeros; columns past the panel's end are packed as zeros and
 // never stored. Where the CPU has AMX (cpu::amx_enabled()), the same packed words feed tile
-// products instead (bf16_gemm_amx.cpp, gemm_tiles below).
+// products instead (bf16_gemm_amx.cpp, gemm_tiles below). Output-major W at few rows of x is not
+// packed at all: each engine reads it in place (reads_w_in_place; gemm_vector_in_place,
+// gemm_tiles_in_place).
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -24,6 +26,7 @@
 #include "kernels/cpu/isa_begin.h"
 
 #include "kernels/cpu/bf16_gemm.h"
+#include "kernels/cpu/weight_vectors.h"
 
 namespace eagerlm::cpu::EAGERLM_CPU_ISA {
 
@@ -220,6 +223,110 @@ void gemm_vector(const float* x, int64_t ldx, const uint16_t* w, bool input_majo
       [](int64_t, int64_t, int64_t) {});
 }
 
+// The vdpbf16ps engine over output-major W read in place (reads_w_in_place): y[r][j] is the dot
+// product of W's row j with x's row r rounded to bf16, 32 inputs a vdpbf16ps, the steps going in
+// turn to kDotAcc accumulators (two chains in flight for one row of x), which are then added in
+// order and their lanes by reduce_add's fixed tree. That chain is the same whatever the rows of
+// the call, so a row's result does not depend on the other rows (m <= kMaxDirectVectorRows).
+// A tile is R rows of x against one row of W, each W vector loaded once for all R rows: one W row
+// at a time, so that W is read as one sequential stream. Several W rows side by side are several
+// streams, which the prefetchers of a Zen 4 follow worse (two threads, the 768x50257 head: one row
+// of x 3.0 ms with 4 W rows a tile against 2.3 with one; four rows of x 5.4 ms with 3 W rows a
+// tile against 2.6-2.9 with one).
+constexpr int kDotAcc = 2;
+constexpr int kDotGroupRows = 8;  // R: 8·kDotAcc accumulators
+
+template <int R>
+inline void dot_tile(const uint32_t* xg, const uint16_t* w, int64_t k, float* y, int64_t ldy) {
+  __m512 acc[R][kDotAcc];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 2
+    for (int a = 0; a < kDotAcc; ++a) acc[r][a] = _mm512_setzero_ps();
+  }
+  // The 32 inputs from pair p into accumulator a; xg holds x vector by vector (gemm_vector_in_place).
+  auto step = [&](int a, int64_t p) {
+    const __m512bh wv = (__m512bh)_mm512_loadu_si512(w + 2 * p);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+      acc[r][a] = _mm512_dpbf16_ps(acc[r][a], (__m512bh)_mm512_loadu_si512(xg + (p / 16 * R + r) * 16), wv);
+  };
+  const int64_t pairs = k / 2;
+  int64_t p = 0;
+  for (; p + 16 * kDotAcc <= pairs; p += 16 * kDotAcc) {
+#pragma GCC unroll 2
+    for (int a = 0; a < kDotAcc; ++a) step(a, p + 16 * a);
+  }
+  for (; p < pairs; p += 16) step(0, p);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    __m512 sum = acc[r][0];
+#pragma GCC unroll 2
+    for (int a = 1; a < kDotAcc; ++a) sum = _mm512_add_ps(sum, acc[r][a]);
+    y[r * ldy] = simd::reduce_add(sum);
+  }
+}
+
+// W rows [n0, n1) against R rows of x.
+template <int R>
+void dot_rows(const uint32_t* xg, const uint16_t* w, int64_t k, float* y, int64_t ldy, int64_t n0, int64_t n1) {
+  for (int64_t j = n0; j < n1; ++j) dot_tile<R>(xg, w + j * k, k, y + j, ldy);
+}
+
+void dot_group(int rows, const uint32_t* xg, const uint16_t* w, int64_t k, float* y, int64_t ldy, int64_t n0,
+               int64_t n1) {
+  static_assert(kDotGroupRows == 8);
+  switch (rows) {
+    case 1: return dot_rows<1>(xg, w, k, y, ldy, n0, n1);
+    case 2: return dot_rows<2>(xg, w, k, y, ldy, n0, n1);
+    case 3: return dot_rows<3>(xg, w, k, y, ldy, n0, n1);
+    case 4: return dot_rows<4>(xg, w, k, y, ldy, n0, n1);
+    case 5: return dot_rows<5>(xg, w, k, y, ldy, n0, n1);
+    case 6: return dot_rows<6>(xg, w, k, y, ldy, n0, n1);
+    case 7: return dot_rows<7>(xg, w, k, y, ldy, n0, n1);
+    case 8: return dot_rows<8>(xg, w, k, y, ldy, n0, n1);
+  }
+}
+
+// Bytes of W per slice when several groups of x rows pass over it: kept in L2 for the next group.
+// And bytes of x per group, which every W row reads whole: within L1 (32 KiB on Zen 4), else the
+// group is fewer rows (mlp c_proj, k = 3072: 8 rows of x, 48 KiB, 0.33 ms on two Zen 4 threads;
+// two groups of 4 over L2 slices of W, 0.28 ms).
+constexpr int64_t kDotSliceBytes = 64 << 10, kDotGroupXBytes = 24 << 10;
+
+// Columns [n0, n1) of y[m, n] = bf16(x)·Wᵀ for output-major W [n, k], k a multiple of 32 and
+// m <= kMaxDirectVectorRows: x rows in near-equal groups of at most kDotGroupRows (fewer where their x
+// is past kDotGroupXBytes), W in slices that
+// stay in L2 while every group passes over them. A group's x is held vector by vector,
+// [k / 32][rows][16 words], so that a step's row vectors sit at constant offsets from one pointer
+// (with a pointer per row GCC spilled them, as linear_transposed_typed.cpp found for its tiles).
+void gemm_vector_in_place(const float* x, int64_t ldx, const uint16_t* w, float* y, int64_t ldy, int64_t m, int64_t k,
+                          int64_t n0, int64_t n1) {
+  const int64_t ldxp = k / 2, vectors = k / 32;
+  const uint32_t* xp = packed_x(x, ldx, m, k, m, ldxp);
+  thread_local std::vector<uint32_t> xg;
+  if (xg.size() < size_t(m * ldxp)) xg.resize(size_t(m * ldxp));
+  const int64_t group_rows = std::clamp<int64_t>(kDotGroupXBytes / (2 * k), 1, kDotGroupRows);
+  const int64_t groups = (m + group_rows - 1) / group_rows;
+  int64_t first_row[kMaxDirectVectorRows + 1] = {0};  // group g: rows [first_row[g], first_row[g + 1])
+  for (int64_t g = 0; g < groups; ++g) {
+    const int64_t r0 = first_row[g], r1 = r0 + (m - r0) / (groups - g), rows = r1 - r0;
+    first_row[g + 1] = r1;
+    for (int64_t v = 0; v < vectors; ++v) {
+      for (int64_t r = 0; r < rows; ++r)
+        std::memcpy(xg.data() + r0 * ldxp + (v * rows + r) * 16, xp + (r0 + r) * ldxp + v * 16, 64);
+    }
+  }
+  const int64_t slice = groups == 1 ? n1 - n0 : std::max<int64_t>(12, kDotSliceBytes / (2 * k) / 12 * 12);
+  for (int64_t j0 = n0; j0 < n1; j0 += slice) {
+    const int64_t j1 = std::min(n1, j0 + slice);
+    for (int64_t g = 0; g < groups; ++g) {
+      const int64_t r0 = first_row[g];
+      dot_group(int(first_row[g + 1] - r0), xg.data() + r0 * ldxp, w, k, y + r0 * ldy, ldy, j0, j1);
+    }
+  }
+}
+
 #if defined(EAGERLM_CPU_HAS_AMX_GEMM)
 // The AMX engine (bf16_gemm_amx.cpp): whole 16 × 16 tiles only, so x's rows are padded with zero
 // rows to a multiple of 16 and each packed block's pairs with zero pairs; a panel accumulates in a
@@ -250,7 +357,7 @@ void gemm_tiles(const float* x, int64_t ldx, const uint16_t* w, bool input_major
   amx_end();
 }
 
-// Output-major W with k a multiple of 32 and at most 16 rows of x (amx_reads_w_in_place): x is the
+// Output-major W with k a multiple of 32 and at most 16 rows of x (reads_w_in_place): x is the
 // tiles' second operand, as pairs by row of x, and W their first, read in place 16 rows at a
 // time; W rows past the last whole 16 go to gemm_tiles.
 void gemm_tiles_in_place(const float* x, int64_t ldx, const uint16_t* w, float* y, int64_t ldy, int64_t m, int64_t k,
@@ -289,10 +396,11 @@ void gemm_bf16(const float* x, int64_t ldx, const uint16_t* w, bool input_major,
   }
 #if defined(EAGERLM_CPU_HAS_AMX_GEMM)
   if (cpu::amx_enabled()) {
-    if (amx_reads_w_in_place(input_major, m, k)) return gemm_tiles_in_place(x, ldx, w, y, ldy, m, k, n0, n1);
+    if (reads_w_in_place(input_major, m, k)) return gemm_tiles_in_place(x, ldx, w, y, ldy, m, k, n0, n1);
     return gemm_tiles(x, ldx, w, input_major, bias, y, ldy, m, k, n, n0, n1);
   }
 #endif
+  if (reads_w_in_place(input_major, m, k)) return gemm_vector_in_place(x, ldx, w, y, ldy, m, k, n0, n1);
   gemm_vector(x, ldx, w, input_major, bias, y, ldy, m, k, n, n0, n1);
 }
 

@@ -20,28 +20,36 @@ void gemm_bf16(const float* x, int64_t ldx, const uint16_t* w, bool input_major,
 #endif
 
 #if defined(EAGERLM_CPU_HAS_AVX512BF16)
-// Whether a product of m rows with bf16 weights under GemmMath::kBf16 goes to gemm_bf16: the vector
-// engine only past the caller's few-row kernels (`few_rows`, which read W in place), the AMX tiles
+// Whether a product of m rows with bf16 weights under GemmMath::kBf16 goes to gemm_bf16: W read in
+// place where reads_w_in_place (below); otherwise W is packed per call, so the vector engine takes
+// only what is past the caller's few-row kernels (`few_rows`, which read W in place), the AMX tiles
 // from kMinAmxRows rows, one whole tile of x. Fewer rows pay for packing W and for padded tiles:
 // eagerlm-bench-linear --types bf16 on a 2-core Sapphire Rapids, c_fc 768x3072, float32 few-row
 // kernel against AMX: 8 rows 0.20 / 0.25 ms, 12 rows 0.39-0.42 / 0.48-0.50, 16 rows 0.43-0.44 /
 // 0.42-0.44, 24 rows 0.54-0.64 / 0.38.
 constexpr int64_t kMinAmxRows = 16;
 // W output-major [n, k] with k a multiple of 32 (every GPT-2 head, and the linear layers of a model
-// loaded with bf16 math on AMX) is read by the tiles in place, with no packing (amx_rows_tile):
-// from 1 row (level with the float32 one-row kernel over output-major W: c_attn transposed 0.14-0.18
-// ms either way, eagerlm-bench-linear on a busy Sapphire Rapids), up to kMaxDirectRows (one tile of x; more rows
-// would stream W once per 16).
-constexpr int64_t kMinDirectAmxRows = 1, kMaxDirectRows = 16;
-inline bool amx_reads_w_in_place(bool input_major, int64_t m, int64_t k) {
-  return !input_major && k % 32 == 0 && m >= kMinDirectAmxRows && m <= kMaxDirectRows;
+// loaded with bf16 math on an AVX512_BF16 CPU) is read in place, with no packing, from 1 row of x:
+// - by the AMX tiles (amx_rows_tile) up to kMaxDirectAmxRows: level with the float32 one-row
+//   kernel over output-major W, c_attn transposed 0.14-0.18 ms either way (eagerlm-bench-linear on
+//   a busy Sapphire Rapids); one tile of x, more rows would stream W once per 16;
+// - else by vdpbf16ps dot products (gemm_vector_in_place) up to kMaxDirectVectorRows: on two Zen 4
+//   threads at 32 rows the four block matrices took 0.18-0.87 ms in place against 0.25-0.95
+//   packed by gathers, at 128 rows 0.65-3.2 against 0.50-2.0 (the dot products' sums across
+//   lanes, and x read once per W row, catch up with the packing).
+constexpr int64_t kMaxDirectAmxRows = 16, kMaxDirectVectorRows = 32;
+inline bool reads_w_in_place(bool input_major, int64_t m, int64_t k) {
+  int64_t most = kMaxDirectVectorRows;
+#if defined(EAGERLM_CPU_HAS_AMX_GEMM)
+  if (cpu::amx_enabled()) most = kMaxDirectAmxRows;
+#endif
+  return !input_major && k % 32 == 0 && m >= 1 && m <= most;
 }
 inline bool bf16_gemm_takes(int64_t m, int64_t few_rows, bool input_major, int64_t k) {
+  if (reads_w_in_place(input_major, m, k)) return true;
 #if defined(EAGERLM_CPU_HAS_AMX_GEMM)
-  if ((m >= kMinAmxRows || amx_reads_w_in_place(input_major, m, k)) && cpu::amx_enabled()) return true;
+  if (m >= kMinAmxRows && cpu::amx_enabled()) return true;
 #endif
-  (void)input_major;
-  (void)k;
   return m > few_rows;
 }
 #endif
