@@ -268,6 +268,9 @@ inline void dot_tile(const uint32_t* xg, const uint16_t* w, int64_t k, float* y,
 }
 
 // W rows [n0, n1) against R rows of x.
+#ifndef DOT_AHEAD
+#define DOT_AHEAD 6
+#endif
 template <int R>
 void dot_rows(const uint32_t* xg, const uint16_t* w, int64_t k, float* y, int64_t ldy, int64_t n0, int64_t n1) {
   for (int64_t j = n0; j < n1; ++j) dot_tile<R>(xg, w + j * k, k, y + j, ldy);
@@ -304,8 +307,10 @@ void gemm_vector_in_place(const float* x, int64_t ldx, const uint16_t* w, float*
                           int64_t n0, int64_t n1) {
   const int64_t ldxp = k / 2, vectors = k / 32;
   const uint32_t* xp = packed_x(x, ldx, m, k, m, ldxp);
-  thread_local std::vector<uint32_t> xg;
-  if (xg.size() < size_t(m * ldxp)) xg.resize(size_t(m * ldxp));
+  // Whole cache lines: a vector load across two lines costs two.
+  thread_local std::vector<uint32_t> xg_storage;
+  if (xg_storage.size() < size_t(m * ldxp + 16)) xg_storage.resize(size_t(m * ldxp + 16));
+  uint32_t* const xg = xg_storage.data() + (16 - (reinterpret_cast<uintptr_t>(xg_storage.data()) / 4) % 16) % 16;
   const int64_t group_rows = std::clamp<int64_t>(kDotGroupXBytes / (2 * k), 1, kDotGroupRows);
   const int64_t groups = (m + group_rows - 1) / group_rows;
   int64_t first_row[kMaxDirectVectorRows + 1] = {0};  // group g: rows [first_row[g], first_row[g + 1])
@@ -314,7 +319,7 @@ void gemm_vector_in_place(const float* x, int64_t ldx, const uint16_t* w, float*
     first_row[g + 1] = r1;
     for (int64_t v = 0; v < vectors; ++v) {
       for (int64_t r = 0; r < rows; ++r)
-        std::memcpy(xg.data() + r0 * ldxp + (v * rows + r) * 16, xp + (r0 + r) * ldxp + v * 16, 64);
+        std::memcpy(xg + r0 * ldxp + (v * rows + r) * 16, xp + (r0 + r) * ldxp + v * 16, 64);
     }
   }
   const int64_t slice = groups == 1 ? n1 - n0 : std::max<int64_t>(12, kDotSliceBytes / (2 * k) / 12 * 12);
@@ -322,7 +327,7 @@ void gemm_vector_in_place(const float* x, int64_t ldx, const uint16_t* w, float*
     const int64_t j1 = std::min(n1, j0 + slice);
     for (int64_t g = 0; g < groups; ++g) {
       const int64_t r0 = first_row[g];
-      dot_group(int(first_row[g + 1] - r0), xg.data() + r0 * ldxp, w, k, y + r0 * ldy, ldy, j0, j1);
+      dot_group(int(first_row[g + 1] - r0), xg + r0 * ldxp, w, k, y + r0 * ldy, ldy, j0, j1);
     }
   }
 }
