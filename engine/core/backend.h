@@ -15,6 +15,7 @@
 #include <string>
 
 #include "eagerlm/common.hpp"  // Device
+#include "engine/core/error.h"
 #include "kernels/common/dtype.h"
 #include "kernels/common/gemm_math.h"
 #include "kernels/common/kv_layout.h"
@@ -79,6 +80,12 @@ class Queue {
                             int64_t m, int64_t k, int64_t n) = 0;
   virtual void linear_transposed_typed(const float* x, int64_t ldx, const Weights& w, float* y, int64_t ldy, int64_t m,
                                        int64_t k, int64_t n) = 0;
+  // The product with bf16 W held in paired panels (weights.h), which only a backend whose
+  // linear_layout chose them holds: bf16 x, float32 sums. Others throw Error(kUnsupported).
+  virtual void linear_paired(const float* /*x*/, int64_t /*ldx*/, const uint16_t* /*w*/, const float* /*bias*/,
+                             float* /*y*/, int64_t /*ldy*/, int64_t /*m*/, int64_t /*k*/, int64_t /*n*/) {
+    throw_error(ErrorCode::kUnsupported, "this device holds no weights in paired panels");
+  }
   virtual void layer_norm(const float* x, const float* gamma, const float* beta, float* y, int64_t rows, int64_t cols,
                           float eps) = 0;
   virtual void gelu(const float* x, float* y, int64_t n) = 0;
@@ -150,11 +157,13 @@ class Backend {
   // Measures bandwidth and peak (seconds of work; `threads` for the CPU, ignored elsewhere).
   virtual DeviceLimits measure_limits(int threads) = 0;
 
-  // Whether a linear layer's weights of this type, with this many inputs, under this math, run
-  // faster held output-major ([out, in], as the tied head) than input-major (GPT-2's Conv1D
-  // [in, out]): a layout the loader may choose; the products are right in either.
-  virtual bool prefers_output_major_linear(WeightType /*type*/, int64_t /*inputs*/, GemmMath /*math*/) const {
-    return false;
+  // The layout a linear layer's weights of this type and shape run fastest in under this math:
+  // input-major (GPT-2's Conv1D [in, out], as checkpoints hold them), output-major ([out, in], as
+  // the tied head) or paired panels (bf16). The loader holds the layer so; the products are right
+  // in each.
+  virtual WeightLayout linear_layout(WeightType /*type*/, int64_t /*inputs*/, int64_t /*outputs*/,
+                                     GemmMath /*math*/) const {
+    return WeightLayout::kInputMajor;
   }
 };
 

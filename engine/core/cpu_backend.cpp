@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/core/error.h"
+#include "engine/core/weight_convert.h"
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/parallel.h"
 
@@ -96,6 +97,10 @@ class CpuQueue final : public Queue {
   void linear_transposed_typed(const float* x, int64_t ldx, const Weights& w, float* y, int64_t ldy, int64_t m,
                                int64_t k, int64_t n) override {
     cpu::linear_transposed_typed(x, ldx, w, y, ldy, m, k, n, math_);
+  }
+  void linear_paired(const float* x, int64_t ldx, const uint16_t* w, const float* bias, float* y, int64_t ldy,
+                     int64_t m, int64_t k, int64_t n) override {
+    cpu::linear_paired(x, ldx, w, bias, y, ldy, m, k, n);
   }
   void layer_norm(const float* x, const float* gamma, const float* beta, float* y, int64_t rows, int64_t cols,
                   float eps) override {
@@ -238,12 +243,17 @@ class CpuBackend final : public Backend {
   size_t available_bytes() const override { return host_available_bytes(); }
   std::unique_ptr<Queue> create_queue() override { return std::make_unique<CpuQueue>(); }
   DeviceLimits measure_limits(int threads) override { return measure_cpu_limits(threads); }
-  // Both bf16 engines read output-major bf16 rows in place from 1 row (bf16_gemm.h: AMX tiles, or
-  // vdpbf16ps dot products): a decode step of 8 sequences then streams each Conv1D matrix once at
+  // bf16 weights under bf16 math: the AMX tiles read output-major bf16 rows in place from 1 row
+  // (bf16_gemm.h), the AVX512_BF16 dot products paired panels, each with no packing per call
+  // (linear_paired.cpp): a decode step of 8 sequences then streams each Conv1D matrix once at
   // about the bandwidth, where the float32 few-row kernels over input-major W are compute-bound
-  // (docs/benchmarks.md). Inputs a multiple of 32, as in every GPT-2 size: whole vectors of pairs.
-  bool prefers_output_major_linear(WeightType type, int64_t inputs, GemmMath math) const override {
-    return type == WeightType::kBF16 && math == GemmMath::kBf16 && inputs % 32 == 0 && cpu::has_bf16_gemm();
+  // (docs/benchmarks.md). Shapes that fit: inputs a multiple of 32 (whole vectors of pairs; every
+  // GPT-2 size), and for panels outputs a multiple of 32.
+  WeightLayout linear_layout(WeightType type, int64_t inputs, int64_t outputs, GemmMath math) const override {
+    if (type != WeightType::kBF16 || math != GemmMath::kBf16 || inputs % 32 != 0 || !cpu::has_bf16_gemm())
+      return WeightLayout::kInputMajor;
+    if (cpu::amx_enabled()) return WeightLayout::kOutputMajor;
+    return paired_panels_fit(type, inputs, outputs) ? WeightLayout::kPairedPanels : WeightLayout::kOutputMajor;
   }
 };
 

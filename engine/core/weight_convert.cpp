@@ -38,7 +38,8 @@ Weights rows_from(const Weights& w, WeightLayout layout, int64_t cols, int64_t r
   Weights part = w;
   part.data = static_cast<const char*>(w.data) + size_t(r0 * cols) * weight_element_size(w.type);
   if (w.type == WeightType::kInt8)
-    part.scales = w.scales + (layout == WeightLayout::kInputMajor ? (r0 / kInt8Block) * cols : r0 * (cols / kInt8Block));
+    part.scales =
+        w.scales + (layout == WeightLayout::kInputMajor ? (r0 / kInt8Block) * cols : r0 * (cols / kInt8Block));
   return part;
 }
 
@@ -108,13 +109,54 @@ void transpose(const T* src, T* dst, int64_t rows, int64_t cols) {
   });
 }
 
+// Input-major [k, n] bf16 to paired panels (to_panels) or back: each panel on its own thread.
+void pair_panels(uint16_t* input_major, uint16_t* panels, int64_t k, int64_t n, bool to_panels) {
+  cpu::parallel_for(n / kPairedPanelColumns, [&](int64_t panel) {
+    const int64_t j0 = panel * kPairedPanelColumns;
+    for (int64_t i = 0; i < k; ++i)
+      for (int64_t j = j0; j < j0 + kPairedPanelColumns; ++j) {
+        uint16_t& held = panels[paired_panel_index(i, j, k)];
+        uint16_t& plain = input_major[i * n + j];
+        if (to_panels) {
+          held = plain;
+        } else {
+          plain = held;
+        }
+      }
+  });
+}
+
 }  // namespace
+
+bool paired_panels_fit(WeightType type, int64_t inputs, int64_t outputs) {
+  return type == WeightType::kBF16 && inputs % 2 == 0 && outputs % kPairedPanelColumns == 0;
+}
 
 WeightTensor with_layout(const WeightTensor& w, WeightLayout layout) {
   if (w.layout == layout) return w;
   if (w.type == WeightType::kInt8 || w.device() != Device::kCpu || w.data.rank() != 2 || !w.data.is_contiguous())
     throw_error(ErrorCode::kInternal, "with_layout: only contiguous f32/bf16/f16 matrices on the CPU, got " +
                                           std::string(weight_type_name(w.type)) + " " + w.data.describe());
+  const int64_t k = w.inputs(), n = w.outputs();
+  if (layout == WeightLayout::kPairedPanels || w.layout == WeightLayout::kPairedPanels) {
+    if (!paired_panels_fit(w.type, k, n))
+      throw_error(ErrorCode::kInternal,
+                  "with_layout: paired panels need bf16 with even inputs and outputs a multiple "
+                  "of 32, got " +
+                      std::string(weight_type_name(w.type)) + " " + w.data.describe());
+    if (layout == WeightLayout::kPairedPanels) {
+      const WeightTensor in = with_layout(w, WeightLayout::kInputMajor);
+      WeightTensor out{w.type,
+                       layout,
+                       Tensor::empty({n / kPairedPanelColumns, k * kPairedPanelColumns}, w.data.dtype(), Device::kCpu),
+                       {}};
+      pair_panels(static_cast<uint16_t*>(in.data.raw()), static_cast<uint16_t*>(out.data.raw()), k, n, true);
+      return out;
+    }
+    WeightTensor in{w.type, WeightLayout::kInputMajor, Tensor::empty({k, n}, w.data.dtype(), Device::kCpu), {}};
+    pair_panels(static_cast<uint16_t*>(in.data.raw()), static_cast<uint16_t*>(w.data.raw()), k, n, false);
+    return with_layout(in, layout);
+  }
   const int64_t rows = w.data.size(0), cols = w.data.size(1);
   WeightTensor out{w.type, layout, Tensor::empty({cols, rows}, w.data.dtype(), Device::kCpu), {}};
   if (w.type == WeightType::kF32) {

@@ -1,8 +1,9 @@
 // A weight matrix as the engine holds it: its stored values in one of the kernels' weight types
 // (kernels/common/weights.h) and, for int8, the F32 scale tensor beside them. The matrix is 2-D
-// in one of the two layouts the kernels know: input-major [in, out] (GPT-2's Conv1D weights, for
-// linear) or output-major [out, in] (the tied embedding wte, for the output head and row
-// gathers). Cheap to copy: it shares its tensors.
+// in one of the layouts the kernels know: input-major [in, out] (GPT-2's Conv1D weights, for
+// linear), output-major [out, in] (the tied embedding wte, for the output head and row gathers),
+// or bf16 paired panels, a tensor [out/32, 32·in] (for linear under bf16 math where the backend
+// prefers it). Cheap to copy: it shares its tensors.
 #pragma once
 
 #include <cstddef>
@@ -15,8 +16,6 @@
 
 namespace eagerlm {
 
-enum class WeightLayout : uint8_t { kInputMajor, kOutputMajor };
-
 struct WeightTensor {
   WeightType type = WeightType::kF32;
   WeightLayout layout = WeightLayout::kInputMajor;
@@ -25,8 +24,16 @@ struct WeightTensor {
 
   bool defined() const { return data.defined(); }
   Device device() const { return data.device(); }
-  int64_t inputs() const { return layout == WeightLayout::kInputMajor ? data.size(0) : data.size(1); }
-  int64_t outputs() const { return layout == WeightLayout::kInputMajor ? data.size(1) : data.size(0); }
+  int64_t inputs() const {
+    return layout == WeightLayout::kInputMajor    ? data.size(0)
+           : layout == WeightLayout::kOutputMajor ? data.size(1)
+                                                  : data.size(1) / kPairedPanelColumns;
+  }
+  int64_t outputs() const {
+    return layout == WeightLayout::kInputMajor    ? data.size(1)
+           : layout == WeightLayout::kOutputMajor ? data.size(0)
+                                                  : data.size(0) * kPairedPanelColumns;
+  }
   // Bytes one pass over the matrix reads: values plus scales.
   size_t bytes() const { return data.nbytes() + (scales.defined() ? scales.nbytes() : 0); }
   // Raw pointers for the kernels.

@@ -41,9 +41,36 @@ void linear_transposed(const ExecContext& ctx, const Tensor& x, const Tensor& w,
   ctx.queue().linear_transposed(x.f32(), ldx, w.f32(), y.f32(), ldy, m, k, n);
 }
 
+namespace {
+
+// A layer the loader chose to hold in paired panels (Backend::linear_layout).
+void linear_paired(const ExecContext& ctx, const Tensor& x, const WeightTensor& w, const Tensor& bias, Tensor& y) {
+  const char* op = "linear (paired panels)";
+  expect_f32_on(ctx, x, op, "x");
+  expect_f32_on(ctx, y, op, "y");
+  expect_weight(ctx, w, WeightLayout::kPairedPanels, op);
+  EAGERLM_OP_EXPECT(w.type == WeightType::kBF16, op,
+                    std::string("weight must be bf16, is ") + weight_type_name(w.type));
+  const int64_t ldx = row_stride(x, op, "x"), ldy = row_stride(y, op, "y");
+  const int64_t m = x.size(0), k = x.size(1), n = w.outputs();
+  EAGERLM_OP_EXPECT(
+      w.inputs() == k && k % 2 == 0 && y.size(0) == m && y.size(1) == n, op,
+      "shapes x " + x.shape().to_string() + " w " + w.data.shape().to_string() + " y " + y.shape().to_string());
+  const float* b = nullptr;
+  if (bias.defined()) {
+    expect_f32_on(ctx, bias, op, "bias");
+    EAGERLM_OP_EXPECT(bias.numel() == n && bias.is_contiguous(), op, "bias must be [n]: " + bias.describe());
+    b = bias.f32();
+  }
+  ctx.queue().linear_paired(x.f32(), ldx, static_cast<const uint16_t*>(w.data.raw()), b, y.f32(), ldy, m, k, n);
+}
+
+}  // namespace
+
 void linear(const ExecContext& ctx, const Tensor& x, const WeightTensor& w, const Tensor& bias, Tensor& y) {
+  if (w.layout == WeightLayout::kPairedPanels) return linear_paired(ctx, x, w, bias, y);
   if (w.layout == WeightLayout::kOutputMajor) {
-    // A layer the loader chose to hold output-major (Backend::prefers_output_major_linear): the
+    // A layer the loader chose to hold output-major (Backend::linear_layout): the
     // head's product, then the bias row by row.
     linear_transposed(ctx, x, w, y);
     if (!bias.defined()) return;

@@ -33,19 +33,13 @@ namespace eagerlm::cpu::EAGERLM_CPU_ISA {
 #if defined(EAGERLM_CPU_HAS_AVX512BF16)
 
 namespace {
-
-constexpr int64_t kBlockPairs = 128;  // 256 inputs per packed block
-constexpr int64_t kPanel = 192;       // columns per packed block: 128·192 words = 96 KiB, in L2
-constexpr int kTileRows = 8;
-constexpr int kTileVectors = 3;  // 8·3 accumulators, 3 W vectors: 27 of the 32 registers
-
 // The lanes below count (none when count <= 0).
 inline __mmask16 first_lanes(int64_t count) {
   return count <= 0 ? __mmask16(0) : count >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << count) - 1u);
 }
+}  // namespace
 
-// xp[r·ldxp + p] = bf16 pair (x[r][2p], x[r][2p+1]) for p < ldxp (zero past k).
-void pack_x(const float* x, int64_t ldx, int64_t m, int64_t k, uint32_t* xp, int64_t ldxp) {
+void pack_x_pairs(const float* x, int64_t ldx, int64_t m, int64_t k, uint32_t* xp, int64_t ldxp) {
   for (int64_t r = 0; r < m; ++r) {
     const float* row = x + r * ldx;
     for (int64_t i = 0; i < 2 * ldxp; i += 32) {
@@ -55,6 +49,13 @@ void pack_x(const float* x, int64_t ldx, int64_t m, int64_t k, uint32_t* xp, int
     }
   }
 }
+
+namespace {
+
+constexpr int64_t kBlockPairs = 128;  // 256 inputs per packed block
+constexpr int64_t kPanel = 192;       // columns per packed block: 128·192 words = 96 KiB, in L2
+constexpr int kTileRows = 8;
+constexpr int kTileVectors = 3;  // 8·3 accumulators, 3 W vectors: 27 of the 32 registers
 
 // bp[(p - p0)·ldbp + c] = (W[2p][j0 + c], W[2p + 1][j0 + c]) for p in [p0, p1), c < ldbp, W
 // input-major: two rows of 16 halves interleaved by one two-source permute.
@@ -201,7 +202,7 @@ void for_each_packed_block(const uint16_t* w, bool input_major, int64_t k, int64
 const uint32_t* packed_x(const float* x, int64_t ldx, int64_t m, int64_t k, int64_t rows, int64_t ldxp) {
   thread_local std::vector<uint32_t> xp;
   if (xp.size() < size_t(rows * ldxp)) xp.resize(size_t(rows * ldxp));
-  pack_x(x, ldx, m, k, xp.data(), ldxp);
+  pack_x_pairs(x, ldx, m, k, xp.data(), ldxp);
   std::memset(xp.data() + m * ldxp, 0, size_t((rows - m) * ldxp) * sizeof(uint32_t));
   return xp.data();
 }

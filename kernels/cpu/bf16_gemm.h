@@ -20,6 +20,14 @@ void gemm_bf16(const float* x, int64_t ldx, const uint16_t* w, bool input_major,
 #endif
 
 #if defined(EAGERLM_CPU_HAS_AVX512BF16)
+// xp[r·ldxp + p] = the bf16 pair (x[r][2p], x[r][2p+1]), each rounded to nearest even, for r < m
+// and p < ldxp (zero past k): x as the 32-bit words vdpbf16ps and the tiles take. Written in whole
+// vectors of 16 words, rows in order: with ldxp not a multiple of 16 a row's last vector runs
+// into the next row (rewritten after it), and xp needs 15 words past the last row.
+void pack_x_pairs(const float* x, int64_t ldx, int64_t m, int64_t k, uint32_t* xp, int64_t ldxp);
+#endif
+
+#if defined(EAGERLM_CPU_HAS_AVX512BF16)
 // Whether a product of m rows with bf16 weights under GemmMath::kBf16 goes to gemm_bf16: W read in
 // place where reads_w_in_place (below); otherwise W is packed per call, so the vector engine takes
 // only what is past the caller's few-row kernels (`few_rows`, which read W in place), the AMX tiles

@@ -14,16 +14,16 @@
 namespace eagerlm::cpu::detail {
 
 // Calls body(n0, n1) on column blocks covering [0, n), one per thread, when the product
-// of m·k·n multiply-adds is big enough to be worth splitting. Blocks are multiples of 16 columns
-// (one AVX-512 vector), so only the last block can end in a partial vector.
+// of m·k·n multiply-adds is big enough to be worth splitting. Blocks are multiples of `granule`
+// columns (16 by default: one AVX-512 vector), so only the last block can end in a partial one.
 template <typename Body>
-void split_columns(int64_t m, int64_t k, int64_t n, const Body& body) {
+void split_columns(int64_t m, int64_t k, int64_t n, const Body& body, int64_t granule = 16) {
   const int threads = parallel_threads();
-  if (threads <= 1 || m * k * n < (int64_t(1) << 18) || n < 32) {
+  if (threads <= 1 || m * k * n < (int64_t(1) << 18) || n < 2 * granule) {
     body(int64_t(0), n);
     return;
   }
-  const int64_t block = (n + threads * 16 - 1) / (threads * 16) * 16;
+  const int64_t block = (n + threads * granule - 1) / (threads * granule) * granule;
   parallel_for(
       threads,
       [&](int64_t t) {

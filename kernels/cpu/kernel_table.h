@@ -13,6 +13,7 @@ struct KernelTable {
   decltype(&cpu::linear_transposed) linear_transposed;
   decltype(&cpu::linear_typed) linear_typed;
   decltype(&cpu::linear_transposed_typed) linear_transposed_typed;
+  decltype(&cpu::linear_paired) linear_paired;
   decltype(&cpu::gather_rows_typed) gather_rows_typed;
   decltype(&cpu::widen_weights) widen_weights;
   decltype(&cpu::quantize_int8) quantize_int8;

@@ -107,8 +107,8 @@ std::shared_ptr<const Model> Model::from_parameters(const Config& config, Parame
   for (size_t i = 0; i < specs.size(); ++i) {
     const ParameterSpec& spec = specs[i];
     if (params.tensors[i].shape() != spec.shape)
-      throw_error(ErrorCode::kInvalidArgument, "parameter " + spec.name + ": expected shape " +
-                                                   spec.shape.to_string() + ", got " + params.tensors[i].describe());
+      throw_error(ErrorCode::kInvalidArgument, "parameter " + spec.name + ": expected shape " + spec.shape.to_string() +
+                                                   ", got " + params.tensors[i].describe());
     const size_t bytes = params.tensors[i].nbytes() + bytes_of(params.scales_of(i));
     if (spec.matrix) {
       const WeightTensor source = stored_matrix(params, i);
@@ -117,11 +117,13 @@ std::shared_ptr<const Model> Model::from_parameters(const Config& config, Parame
         if (options.progress) options.progress(done + size_t(double(elements) * per_element), total);
       });
       // A linear layer held as the backend runs it fastest (its spec says how it is held).
-      if (w.layout == WeightLayout::kInputMajor &&
-          backend.prefers_output_major_linear(type, w.inputs(), options.gemm_math)) {
-        w = with_layout(w, WeightLayout::kOutputMajor);
-        params.specs[i].matrix = WeightLayout::kOutputMajor;
-        params.specs[i].shape = w.data.shape();
+      if (w.layout == WeightLayout::kInputMajor) {
+        const WeightLayout fastest = backend.linear_layout(type, w.inputs(), w.outputs(), options.gemm_math);
+        if (fastest != w.layout) {
+          w = with_layout(w, fastest);
+          params.specs[i].matrix = fastest;
+          params.specs[i].shape = w.data.shape();
+        }
       }
       params.tensors[i] = w.data;
       params.scales[i] = w.scales;
@@ -133,7 +135,8 @@ std::shared_ptr<const Model> Model::from_parameters(const Config& config, Parame
     done += bytes;
     if (options.progress) options.progress(done, total);
   }
-  return std::shared_ptr<const Model>(new Model(config, std::move(params), device, type, options.kv_type, options.gemm_math));
+  return std::shared_ptr<const Model>(
+      new Model(config, std::move(params), device, type, options.kv_type, options.gemm_math));
 }
 
 std::shared_ptr<const Model> Model::load(const std::string& dir, Device device, const ModelOptions& options) {

@@ -60,14 +60,6 @@ std::vector<double> fp32_bound(const std::vector<double>& abs_sum, int64_t k, We
   return bound;
 }
 
-std::vector<double> bf16_math_bound(const std::vector<double>& abs_sum, int64_t k) {
-  std::vector<double> bound(abs_sum.size());
-  for (size_t i = 0; i < bound.size(); ++i)
-    bound[i] = test::kFirstOrderMargin *
-               ((0x1p-8 + double(k + 3) * test::kFloatEps) * abs_sum[i] + double(2 * k + 1) * 0x1p-126);
-  return bound;
-}
-
 bool exceeds_somewhere(const std::vector<float>& got, const std::vector<double>& want,
                        const std::vector<double>& bound) {
   for (size_t i = 0; i < got.size(); ++i)
@@ -107,7 +99,7 @@ void check_case(std::mt19937& rng, const Case& c, bool bf16_bound) {
     test::check_within(got, want, fp32_bound(abs_sum, c.k, c.type));
     return;
   }
-  test::check_within(got, want, bf16_math_bound(abs_sum, c.k));
+  test::check_within(got, want, test::bf16_math_bound(abs_sum, c.k));
   // Where the variant has the bf16 dot products, the prefill of bf16 weights must use them, and so
   // must any product over output-major W with k a multiple of 32 (read in place from 1 row): its
   // error then exceeds the float32 bound somewhere (x rounded to 8 bits, k >= 33 random terms).

@@ -172,6 +172,38 @@ TEST_CASE("typed-weight kernels agree across variants", "[kernels][variants]") {
   }
 }
 
+TEST_CASE("linear_paired agrees across variants", "[kernels][variants]") {
+  // Every variant rounds x to bf16 alike (nearest even) and multiplies exactly; only the sums
+  // differ (vdpbf16ps's, or float32 ones: the portable variants): each within (k + 3)·u·Σ|x̃·w|
+  // of exact, so two within twice that, |x̃| <= (1 + 2^-8)·|x|.
+  std::mt19937 rng = test::test_rng(75);
+  const int64_t m = 9, k = 768, n = 96;
+  const auto w = test::random_typed_matrix(rng, WeightType::kBF16, k, n, true);
+  std::vector<uint16_t> panels(w.halves.size());
+  for (int64_t i = 0; i < k; ++i)
+    for (int64_t j = 0; j < n; ++j) panels[size_t(paired_panel_index(i, j, k))] = w.halves[size_t(i * n + j)];
+  const auto x = test::random_floats(rng, size_t(m * k), -1, 1);
+  const auto bias = test::random_floats(rng, size_t(n), -1, 1);
+  const auto ys = under_each_variant([&] {
+    std::vector<float> y(static_cast<size_t>(m * n));
+    cpu::linear_paired(x.data(), k, panels.data(), bias.data(), y.data(), n, m, k, n);
+    return y;
+  });
+  std::vector<double> bound(size_t(m * n));
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c = 0; c < n; ++c) {
+      double mag = std::abs(bias[size_t(c)]);
+      for (int64_t i = 0; i < k; ++i)
+        mag += (1 + 0x1p-8) * std::abs(double(x[size_t(r * k + i)]) * w.values[size_t(i * n + c)]);
+      bound[size_t(r * n + c)] = 2 * test::kFirstOrderMargin * double(k + 3) * test::kFloatEps * mag;
+    }
+  const std::vector<double> fastest(ys[0].begin(), ys[0].end());
+  for (size_t v = 1; v < ys.size(); ++v) {
+    INFO("variant " << cpu::supported_isas()[v]);
+    test::check_within(ys[v], fastest, bound);
+  }
+}
+
 TEST_CASE("a model's logits agree across variants", "[kernels][variants][model]") {
   // Float32 sums in different orders: each logit within about K·2^-24 of exact per product of
   // K <= 4·n_embd terms, amplified O(10) by the layer norms of two layers (test_cuda_forward.cpp

@@ -11,6 +11,7 @@
 #include "kernels/common/dtype.h"
 #include "kernels/common/weights.h"
 #include "test/support/random.h"
+#include "test/support/tolerance.h"
 
 namespace eagerlm::test {
 
@@ -66,6 +67,16 @@ inline TypedMatrix random_typed_matrix(std::mt19937& rng, WeightType type, int64
     t.values[e] = type == WeightType::kBF16 ? bf16_to_float(t.halves[e]) : f16_to_float(t.halves[e]);
   }
   return t;
+}
+
+// The error bound of a product under GemmMath::kBf16 (test_linear_typed.cpp derives it): x rounded
+// to bf16 (2^-8 relative), float32 sums of k + 1 terms, the denormals the instructions flush:
+// 2^-8·A + (k+3)·u·A + (2k+1)·2^-126 per element, A = Σ|x·w| + |b| from the reference.
+inline std::vector<double> bf16_math_bound(const std::vector<double>& abs_sum, int64_t k) {
+  std::vector<double> bound(abs_sum.size());
+  for (size_t i = 0; i < bound.size(); ++i)
+    bound[i] = kFirstOrderMargin * ((0x1p-8 + double(k + 3) * kFloatEps) * abs_sum[i] + double(2 * k + 1) * 0x1p-126);
+  return bound;
 }
 
 }  // namespace eagerlm::test

@@ -12,9 +12,9 @@
 #include "engine/core/backend.h"
 #include "engine/core/dtype.h"
 #include "engine/core/error.h"
+#include "kernels/cpu/cpu_ops.h"
 #include "models/gpt2/checkpoint.h"
 #include "models/gpt2/forward.h"
-#include "kernels/cpu/cpu_ops.h"
 #include "test/models/reference_gpt2.h"
 #include "test/models/test_models_util.h"
 #include "test/support/temp_dir.h"
@@ -43,7 +43,8 @@ ParameterTensors widened(const Model& model) {
       const bool input_major = *p.specs[i].matrix == WeightLayout::kInputMajor;
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t c = 0; c < cols; ++c) {
-          const float scale = input_major ? s[(r / kInt8Block) * cols + c] : s[r * (cols / kInt8Block) + c / kInt8Block];
+          const float scale =
+              input_major ? s[(r / kInt8Block) * cols + c] : s[r * (cols / kInt8Block) + c / kInt8Block];
           f.f32()[r * cols + c] = float(q[r * cols + c]) * scale;
         }
     } else {
@@ -175,11 +176,13 @@ TEST_CASE("typed weights stay close to the float32 model", "[typed][forward]") {
     WeightType type;
     double limit;
   };
-  for (const Case& k : {Case{WeightType::kBF16, 16 * std::ldexp(1.0, -9)}, Case{WeightType::kF16, 16 * std::ldexp(1.0, -12)},
-                        Case{WeightType::kInt8, 32 * std::ldexp(1.0, -8)}}) {
+  for (const Case& k :
+       {Case{WeightType::kBF16, 16 * std::ldexp(1.0, -9)}, Case{WeightType::kF16, 16 * std::ldexp(1.0, -12)},
+        Case{WeightType::kInt8, 32 * std::ldexp(1.0, -8)}}) {
     ModelOptions opt;
     opt.weights = k.type;
-    const Worst w = compare(logits_of(Model::from_parameters(c, params, Device::kCpu, opt), tokens), want, c.vocab_size);
+    const Worst w =
+        compare(logits_of(Model::from_parameters(c, params, Device::kCpu, opt), tokens), want, c.vocab_size);
     INFO(weight_type_name(k.type) << " against f32: max relative error " << w.relative << " (limit " << k.limit
                                   << "), top-1 agreement " << w.top1);
     CHECK(w.relative <= k.limit);
@@ -223,22 +226,30 @@ TEST_CASE("bf16 math: linear layers held as the backend prefers, near the refere
   const auto same_weights = Model::from_parameters(c, params, Device::kCpu, fp32_math);
   const auto model = Model::from_parameters(c, params, Device::kCpu, bf16_math);
   CHECK(model->gemm_math() == GemmMath::kBf16);
-  // d = 64 and 4d = 256 inputs: whole tiles in every matrix.
-  const bool output_major =
-      backend_for(Device::kCpu).prefers_output_major_linear(WeightType::kBF16, 64, GemmMath::kBf16);
-  INFO("variant " << cpu::active_isa() << ", AMX " << cpu::amx_enabled() << ", output-major " << output_major);
+  // d = 64 and 4d = 256 inputs, 64 to 256 outputs: every matrix fits every layout.
+  const Backend& cpu_backend = backend_for(Device::kCpu);
+  INFO("variant " << cpu::active_isa() << ", AMX " << cpu::amx_enabled());
   const auto canonical = parameter_specs(c);
+  int rearranged = 0;
   for (size_t i = 0; i < canonical.size(); ++i) {
     const ParameterSpec& held = model->parameters().specs[i];
     INFO(held.name);
-    if (canonical[i].matrix == WeightLayout::kInputMajor && output_major) {
-      CHECK(held.matrix == WeightLayout::kOutputMajor);
-      CHECK(held.shape == Shape{canonical[i].shape[1], canonical[i].shape[0]});
-    } else {
+    if (canonical[i].matrix != WeightLayout::kInputMajor) {
       CHECK(held.matrix == canonical[i].matrix);
       CHECK(held.shape == canonical[i].shape);
+      continue;
     }
+    const int64_t in = canonical[i].shape[0], out = canonical[i].shape[1];
+    const WeightLayout want = cpu_backend.linear_layout(WeightType::kBF16, in, out, GemmMath::kBf16);
+    CHECK(held.matrix == want);
+    CHECK(held.shape == (want == WeightLayout::kInputMajor ? canonical[i].shape
+                         : want == WeightLayout::kOutputMajor
+                             ? Shape{out, in}
+                             : Shape{out / kPairedPanelColumns, in * kPairedPanelColumns}));
+    rearranged += want != WeightLayout::kInputMajor;
   }
+  // With a bf16 GEMM every engine reads some layout in place: AMX output-major, vdpbf16ps panels.
+  CHECK(rearranged == 4 * c.n_layer);
   // Against the double reference on the same bf16 weights: activations rounded to bf16 (8
   // significant bits) before each product move each logit by a few 2^-8 of the largest.
   const auto want = flat(reference::Gpt2Reference(c, widened(*same_weights)).logits(tokens));
@@ -283,7 +294,8 @@ TEST_CASE("bf16 and f16 checkpoints keep their type unless told otherwise", "[ty
       INFO(p.specs[i].name);
       // Matrices as stored (borrowing the file, no widening), everything else float32.
       CHECK(p.tensors[i].dtype() == (p.specs[i].matrix ? dt : DType::kF32));
-      if (p.specs[i].matrix) CHECK(std::memcmp(p.tensors[i].raw(), stored.tensors[i].raw(), p.tensors[i].nbytes()) == 0);
+      if (p.specs[i].matrix)
+        CHECK(std::memcmp(p.tensors[i].raw(), stored.tensors[i].raw(), p.tensors[i].nbytes()) == 0);
     }
     CHECK(kept->matrix_bytes() * 2 < Model::from_parameters(c, params, Device::kCpu)->matrix_bytes() + 1);
     ModelOptions f32;
@@ -314,7 +326,8 @@ TEST_CASE("an int8 checkpoint loads as written, with no conversion", "[typed][ch
   ModelOptions f32;
   f32.weights = WeightType::kF32;
   const auto dequantized = Model::load(dir.str(), Device::kCpu, f32);
-  CHECK(logits_of(dequantized, tokens) == logits_of(Model::from_parameters(c, widened(*quantized), Device::kCpu), tokens));
+  CHECK(logits_of(dequantized, tokens) ==
+        logits_of(Model::from_parameters(c, widened(*quantized), Device::kCpu), tokens));
 }
 
 TEST_CASE("int8 refuses matrices without whole blocks, naming the parameter", "[typed][errors]") {

@@ -4,8 +4,10 @@
 // the variant that runs).
 //
 //   eagerlm-bench-linear [--isa NAME] [--runs N] [--math fp32|bf16] [--m 1,8,32,128]
-//                        [--types f32,bf16,f16,int8,blas]
+//                        [--types f32,bf16,f16,int8,blas,bf16p]
 //
+// bf16p is bf16 W held in paired panels (linear_paired, the layout of bf16 math without AMX; the
+// block matrices only, bf16 math whatever --math says).//
 // Per (shape, type, m), over --runs timed calls (default 15), medians of
 //   ms      wall time of one call (and best ms, the fastest: on a shared machine the two differ);
 //   GB/s    weight bytes (scales included) / time: what decode streams per call;
@@ -52,9 +54,9 @@ struct Shape {
 const Shape kShapes[] = {
     {"c_attn 768x2304", 768, 2304, false},    {"attn c_proj 768x768", 768, 768, false},
     {"c_fc 768x3072", 768, 3072, false},      {"mlp c_proj 3072x768", 3072, 768, false},
-    {"head 50257x768 (T)", 768, 50257, true},
-    {"c_attn (T)", 768, 2304, true},    {"attn c_proj (T)", 768, 768, true},
-    {"c_fc (T)", 768, 3072, true},      {"mlp c_proj (T)", 3072, 768, true},
+    {"head 50257x768 (T)", 768, 50257, true}, {"c_attn (T)", 768, 2304, true},
+    {"attn c_proj (T)", 768, 768, true},      {"c_fc (T)", 768, 3072, true},
+    {"mlp c_proj (T)", 3072, 768, true},
 };
 
 constexpr int64_t kRotateBytes = int64_t(256) << 20;
@@ -125,6 +127,19 @@ Copy make_copy(const std::vector<float>& w, WeightType t, const Shape& s) {
   return c;
 }
 
+// The bf16 copy of an input-major W rearranged into paired panels (weights.h): what a model holds
+// under bf16 math on a CPU with AVX512_BF16 and no AMX.
+Copy make_paired_copy(const std::vector<float>& w, const Shape& s) {
+  const Copy plain = make_copy(w, WeightType::kBF16, s);
+  const auto* halves = reinterpret_cast<const uint16_t*>(plain.data.data());
+  Copy c;
+  c.data.resize(plain.data.size());
+  auto* panels = reinterpret_cast<uint16_t*>(c.data.data());
+  for (int64_t i = 0; i < s.k; ++i)
+    for (int64_t j = 0; j < s.n; ++j) panels[paired_panel_index(i, j, s.k)] = halves[i * s.n + j];
+  return c;
+}
+
 struct Options {
   std::string isa;
   int runs = 15;
@@ -139,7 +154,10 @@ Options parse(int argc, char** argv) {
     const std::string arg = argv[a];
     const char* value = a + 1 < argc ? argv[a + 1] : nullptr;
     if (!value) {
-      std::fprintf(stderr, "usage: %s [--isa NAME] [--runs N] [--math fp32|bf16] [--m LIST] [--types LIST]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--isa NAME] [--runs N] [--math fp32|bf16] [--m LIST] [--types LIST]\n"
+                   "types: f32 bf16 f16 int8 blas, and bf16p (bf16 in paired panels, linear_paired)\n",
+                   argv[0]);
       std::exit(2);
     }
     ++a;
@@ -163,10 +181,10 @@ Options parse(int argc, char** argv) {
 }
 
 WeightType type_of(const std::string& name) {
-  return name == "bf16"   ? WeightType::kBF16
-         : name == "f16"  ? WeightType::kF16
-         : name == "int8" ? WeightType::kInt8
-                          : WeightType::kF32;
+  return name == "bf16" || name == "bf16p" ? WeightType::kBF16
+         : name == "f16"                   ? WeightType::kF16
+         : name == "int8"                  ? WeightType::kInt8
+                                           : WeightType::kF32;
 }
 
 }  // namespace
@@ -191,12 +209,13 @@ int main(int argc, char** argv) {
     for (float& v : w) v = normal(rng);
     std::vector<float> bias(size_t(s.n), 0.01f);
     for (const std::string& type_name : opt.types) {
-      const bool blas = type_name == "blas";
+      const bool blas = type_name == "blas", paired = type_name == "bf16p";
+      if (paired && (s.transposed || s.n % kPairedPanelColumns != 0)) continue;
       const WeightType t = type_of(type_name);
       const int64_t bytes = weight_total_bytes(t, s.k, s.n);
       const int64_t n_copies = std::max<int64_t>(1, (kRotateBytes + bytes - 1) / bytes);
       std::vector<Copy> copies;
-      copies.push_back(make_copy(w, t, s));
+      copies.push_back(paired ? make_paired_copy(w, s) : make_copy(w, t, s));
       for (int64_t c = 1; c < n_copies; ++c) copies.push_back(copies[0]);
       double ms_one = 0, ms_eight = 0;  // for the 8-rows / 1-row ratio
       for (const int64_t m : opt.ms) {
@@ -205,7 +224,10 @@ int main(int argc, char** argv) {
         auto call = [&](const Copy& c) {
           const Weights wv = c.view(t);
           const float* wf = reinterpret_cast<const float*>(c.data.data());
-          if (blas) {
+          if (paired) {
+            cpu::linear_paired(x.data(), s.k, reinterpret_cast<const uint16_t*>(c.data.data()), bias.data(), y.data(),
+                               s.n, m, s.k, s.n);
+          } else if (blas) {
             blas_product(x.data(), wf, bias.data(), y.data(), m, s.k, s.n, s.transposed);
           } else if (s.transposed) {
             cpu::linear_transposed_typed(x.data(), s.k, wv, y.data(), s.n, m, s.k, s.n, opt.math);

@@ -1,0 +1,139 @@
+// linear_paired (cpu_kernels.inc): y = bf16(x)·W + bias with bf16 W held in paired panels
+// (kernels/common/weights.h), the layout the CPU backend holds a bf16 layer in under bf16 math
+// where the CPU has AVX512_BF16 and no AMX (engine/core/cpu_backend.cpp).
+//
+// Why a layout of our own: vdpbf16ps multiplies a vector of 16 outputs' pairs of W by one
+// broadcast pair of x. GPT-2's input-major W has to be interleaved into such pairs first (the
+// bf16 GEMM packs it per call); output-major W can be read in place only as dot products, whose
+// sums across lanes and x reloads cost more than the weights' stream at 8 rows. Held as panels of
+// pairs, each panel is one sequential stream of exactly the vectors the instruction takes: a
+// register tile of up to 8 rows × 32 outputs reads each W vector once for all its rows, with no
+// packing and no sums across lanes (2 threads on a Zen 4, 768x3072 from memory, 8 rows: 0.16 ms
+// against 0.44 for the in-place dot products).
+//
+// Every y element is one chain: acc = bias (or 0), then for each pair p in order
+// acc = vdpbf16ps(acc, x pair, W pair): the chain of the bf16 GEMM over input-major W (its tiles
+// carry y between blocks of pairs, which changes no bits), whatever m, the row's place and the
+// columns a thread gets. Variants without AVX512_BF16 compute the same products in float32
+// (exact: bf16 products fit) with the odd input's product added first, as the instruction does,
+// and round-to-nearest sums; the backend never holds this layout for them, but every variant
+// runs it in the tests.
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels/common/dtype.h"
+#include "kernels/cpu/column_split.h"
+#include "kernels/cpu/cpu_ops.h"
+
+#include "kernels/cpu/isa_begin.h"
+
+#include "kernels/cpu/bf16_gemm.h"
+
+namespace eagerlm::cpu::EAGERLM_CPU_ISA {
+
+namespace {
+
+constexpr int64_t kPanelColumns = kPairedPanelColumns;
+constexpr int kRows = 8;  // rows of y per register tile: 8 × 2 accumulators
+
+#if defined(EAGERLM_CPU_HAS_AVX512BF16)
+static_assert(kPanelColumns == 32, "a panel is two vectors of 16 outputs");
+
+// Rows [0, R) of y, the panel's 32 columns: y = bias + Σ_p x pair · W pair over `pairs`.
+template <int R>
+void panel_tile(const uint32_t* xp, int64_t ldxp, const uint32_t* panel, int64_t pairs, const float* bias, float* y,
+                int64_t ldy) {
+  __m512 acc[R][2];
+  const __m512 b0 = bias ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
+  const __m512 b1 = bias ? _mm512_loadu_ps(bias + 16) : _mm512_setzero_ps();
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    acc[r][0] = b0;
+    acc[r][1] = b1;
+  }
+  for (int64_t p = 0; p < pairs; ++p) {
+    const __m512bh w0 = (__m512bh)_mm512_loadu_si512(panel + p * kPanelColumns);
+    const __m512bh w1 = (__m512bh)_mm512_loadu_si512(panel + p * kPanelColumns + 16);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m512bh xv = (__m512bh)_mm512_set1_epi32(int32_t(xp[r * ldxp + p]));
+      acc[r][0] = _mm512_dpbf16_ps(acc[r][0], xv, w0);
+      acc[r][1] = _mm512_dpbf16_ps(acc[r][1], xv, w1);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    _mm512_storeu_ps(y + r * ldy, acc[r][0]);
+    _mm512_storeu_ps(y + r * ldy + 16, acc[r][1]);
+  }
+}
+
+void panel_rows(int rows, const uint32_t* xp, int64_t ldxp, const uint32_t* panel, int64_t pairs, const float* bias,
+                float* y, int64_t ldy) {
+  static_assert(kRows == 8);
+  switch (rows) {
+    case 1: return panel_tile<1>(xp, ldxp, panel, pairs, bias, y, ldy);
+    case 2: return panel_tile<2>(xp, ldxp, panel, pairs, bias, y, ldy);
+    case 3: return panel_tile<3>(xp, ldxp, panel, pairs, bias, y, ldy);
+    case 4: return panel_tile<4>(xp, ldxp, panel, pairs, bias, y, ldy);
+    case 5: return panel_tile<5>(xp, ldxp, panel, pairs, bias, y, ldy);
+    case 6: return panel_tile<6>(xp, ldxp, panel, pairs, bias, y, ldy);
+    case 7: return panel_tile<7>(xp, ldxp, panel, pairs, bias, y, ldy);
+    case 8: return panel_tile<8>(xp, ldxp, panel, pairs, bias, y, ldy);
+  }
+}
+
+// Columns [n0, n1) (whole panels): x rounded to pairs once per thread, then panel by panel, each
+// panel's rows of y in tiles of kRows (the panel stays in L1/L2 for the next tile of rows).
+void columns(const float* x, int64_t ldx, const uint16_t* w, const float* bias, float* y, int64_t ldy, int64_t m,
+             int64_t k, int64_t n0, int64_t n1) {
+  const int64_t pairs = k / 2;
+  // pack_x_pairs writes whole vectors of 16 words: a row's last one runs into the next row (which
+  // then overwrites it) and past the last row by up to 15 words.
+  thread_local std::vector<uint32_t> xp;
+  if (xp.size() < size_t(m * pairs + 16)) xp.resize(size_t(m * pairs + 16));
+  pack_x_pairs(x, ldx, m, k, xp.data(), pairs);
+  for (int64_t j0 = n0; j0 < n1; j0 += kPanelColumns) {
+    const uint32_t* panel = reinterpret_cast<const uint32_t*>(w + j0 * k);
+    for (int64_t r0 = 0; r0 < m; r0 += kRows)
+      panel_rows(int(std::min<int64_t>(kRows, m - r0)), xp.data() + r0 * pairs, pairs, panel, pairs,
+                 bias ? bias + j0 : nullptr, y + r0 * ldy + j0, ldy);
+  }
+}
+#else
+// The same products in float32: x and W pairs widened exactly, the odd input's product first.
+void columns(const float* x, int64_t ldx, const uint16_t* w, const float* bias, float* y, int64_t ldy, int64_t m,
+             int64_t k, int64_t n0, int64_t n1) {
+  for (int64_t r = 0; r < m; ++r) {
+    const float* xr = x + r * ldx;
+    for (int64_t j = n0; j < n1; ++j) {
+      float acc = bias ? bias[j] : 0.0f;
+      for (int64_t i = 0; i < k; i += 2) {
+        const float odd = bf16_to_float(float_to_bf16(xr[i + 1])) * bf16_to_float(w[paired_panel_index(i + 1, j, k)]);
+        const float even = bf16_to_float(float_to_bf16(xr[i])) * bf16_to_float(w[paired_panel_index(i, j, k)]);
+        acc += odd;
+        acc += even;
+      }
+      y[r * ldy + j] = acc;
+    }
+  }
+}
+#endif
+
+}  // namespace
+
+void linear_paired(const float* x, int64_t ldx, const uint16_t* w, const float* bias, float* y, int64_t ldy, int64_t m,
+                   int64_t k, int64_t n) {
+  if (m == 0 || n == 0) return;
+  detail::split_columns(
+      m, k, n, [&](int64_t n0, int64_t n1) { columns(x, ldx, w, bias, y, ldy, m, k, n0, n1); }, kPanelColumns);
+}
+
+}  // namespace eagerlm::cpu::EAGERLM_CPU_ISA
+
+#include "kernels/cpu/isa_end.h"

@@ -1,0 +1,93 @@
+// linear_paired: bf16 W held in paired panels (kernels/common/weights.h) against the double
+// reference on the exact weights, within the bound of GemmMath::kBf16's products
+// (test_linear_typed.cpp derives it; typed_weights.h's bf16_math_bound); its batch invariance;
+// and, where the variant has AVX512_BF16, the same bits as the bf16 GEMM over the same W held
+// input-major (the one chain per element that both promise).
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "kernels/cpu/cpu_ops.h"
+#include "test/kernels/strided_output.h"
+#include "test/kernels/typed_weights.h"
+#include "test/reference/linear_typed.h"
+#include "test/support/random.h"
+#include "test/support/tolerance.h"
+
+namespace ref = eagerlm::reference;
+namespace test = eagerlm::test;
+using eagerlm::GemmMath;
+using eagerlm::WeightType;
+
+namespace {
+
+// The panels of an input-major [k, n] bf16 matrix.
+std::vector<uint16_t> paired(const std::vector<uint16_t>& input_major, int64_t k, int64_t n) {
+  std::vector<uint16_t> panels(input_major.size());
+  for (int64_t i = 0; i < k; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      panels[size_t(eagerlm::paired_panel_index(i, j, k))] = input_major[size_t(i * n + j)];
+  return panels;
+}
+
+}  // namespace
+
+TEST_CASE("linear_paired matches the double reference", "[kernels][linear_paired]") {
+  // Rows off the 8-row tiles, one panel and several, k from one pair to past a page of pairs;
+  // row strides wider than the rows; with and without bias.
+  auto rng = test::test_rng(311);
+  struct Dims {
+    int64_t k, n;
+  };
+  for (const Dims d : {Dims{2, 32}, Dims{64, 64}, Dims{98, 96}, Dims{800, 160}}) {
+    for (const int64_t m : {1, 2, 5, 8, 9, 17, 33, 80}) {
+      for (const bool with_bias : {false, true}) {
+        const int64_t ldx = d.k + 3, ldy = d.n + 5;
+        INFO("k=" << d.k << " n=" << d.n << " m=" << m << " bias=" << with_bias);
+        const auto w = test::random_typed_matrix(rng, WeightType::kBF16, d.k, d.n, true);
+        const auto panels = paired(w.halves, d.k, d.n);
+        const auto x = test::random_floats(rng, size_t(m * ldx), -1.0f, 1.0f);
+        const auto bias = test::random_floats(rng, size_t(d.n), -1.0f, 1.0f);
+        const float* b = with_bias ? bias.data() : nullptr;
+        auto y = test::make_strided_output(m, d.n, ldy);
+        eagerlm::cpu::linear_paired(x.data(), ldx, panels.data(), b, y.data(), ldy, m, d.k, d.n);
+        const auto want = ref::linear_typed(x.data(), ldx, w.values, b, m, d.k, d.n);
+        const auto abs_sum = ref::linear_typed(x.data(), ldx, w.values, b, m, d.k, d.n, true);
+        test::check_within(test::dense_block(y, m, d.n, ldy), want, test::bf16_math_bound(abs_sum, d.k));
+      }
+    }
+  }
+}
+
+TEST_CASE("linear_paired is batch-invariant, and is the bf16 GEMM's chain", "[kernels][linear_paired]") {
+  // Every element is one chain from the bias over the pairs in order (linear_paired.cpp): a row
+  // alone gives the bits it gives among others; with AVX512_BF16 the vector engine of the bf16
+  // GEMM (packing input-major W per call, past the few-row kernels) computes that same chain.
+  eagerlm::cpu::ScopedAmx use(false);
+  std::printf("linear_paired in variant %s: %s\n", eagerlm::cpu::active_isa(),
+              eagerlm::cpu::has_bf16_gemm() ? "vdpbf16ps tiles, checked against the bf16 GEMM"
+                                            : "float32 products (no bf16 GEMM to compare with)");
+  auto rng = test::test_rng(312);
+  for (const int64_t k : {64, 770, 3072}) {
+    for (const int64_t m : {33, 80}) {
+      const int64_t n = 224;
+      INFO("k=" << k << " m=" << m);
+      const auto w = test::random_typed_matrix(rng, WeightType::kBF16, k, n, true);
+      const auto panels = paired(w.halves, k, n);
+      const auto x = test::random_floats(rng, size_t(m * k), -1.0f, 1.0f);
+      const auto bias = test::random_floats(rng, size_t(n), -1.0f, 1.0f);
+      std::vector<float> all(size_t(m * n)), alone(static_cast<size_t>(n));
+      eagerlm::cpu::linear_paired(x.data(), k, panels.data(), bias.data(), all.data(), n, m, k, n);
+      for (int64_t r = 0; r < m; r += 7) {
+        eagerlm::cpu::linear_paired(x.data() + r * k, k, panels.data(), bias.data(), alone.data(), n, 1, k, n);
+        CHECK(std::memcmp(alone.data(), all.data() + r * n, size_t(n) * sizeof(float)) == 0);
+      }
+      if (!eagerlm::cpu::has_bf16_gemm()) continue;
+      std::vector<float> gemm(size_t(m * n));
+      eagerlm::cpu::linear_typed(x.data(), k, w.view(), bias.data(), gemm.data(), n, m, k, n, GemmMath::kBf16);
+      CHECK(std::memcmp(gemm.data(), all.data(), all.size() * sizeof(float)) == 0);
+    }
+  }
+}
