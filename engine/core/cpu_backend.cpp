@@ -247,13 +247,13 @@ class CpuBackend final : public Backend {
   // (bf16_gemm.h), the AVX512_BF16 dot products paired panels, each with no packing per call
   // (linear_paired.cpp): a decode step of 8 sequences then streams each Conv1D matrix once at
   // about the bandwidth, where the float32 few-row kernels over input-major W are compute-bound
-  // (docs/benchmarks.md). Shapes that fit: inputs a multiple of 32 (whole vectors of pairs; every
-  // GPT-2 size), and for panels outputs a multiple of 32.
-  WeightLayout linear_layout(WeightType type, int64_t inputs, int64_t outputs, GemmMath math) const override {
+  // (docs/benchmarks.md). Inputs a multiple of 32 (whole vectors of pairs; every GPT-2 size); the
+  // panels take any outputs (the last one padded), the output head's vocabulary too.
+  WeightLayout linear_layout(WeightType type, int64_t inputs, int64_t /*outputs*/, GemmMath math) const override {
     if (type != WeightType::kBF16 || math != GemmMath::kBf16 || inputs % 32 != 0 || !cpu::has_bf16_gemm())
       return WeightLayout::kInputMajor;
     if (cpu::amx_enabled()) return WeightLayout::kOutputMajor;
-    return paired_panels_fit(type, inputs, outputs) ? WeightLayout::kPairedPanels : WeightLayout::kOutputMajor;
+    return paired_panels_fit(type, inputs) ? WeightLayout::kPairedPanels : WeightLayout::kOutputMajor;
   }
 };
 

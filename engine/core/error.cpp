@@ -2,7 +2,6 @@
 
 namespace eagerlm {
 
-
 std::string one_line_message(const std::string& message) {
   static const char hex[] = "0123456789abcdef";
   std::string out;
@@ -26,8 +25,7 @@ std::string one_line_message(const std::string& message) {
   return out;
 }
 
-Error::Error(ErrorCode code, const std::string& message)
-    : std::runtime_error(one_line_message(message)), code_(code) {}
+Error::Error(ErrorCode code, const std::string& message) : std::runtime_error(one_line_message(message)), code_(code) {}
 
 Error::~Error() = default;
 

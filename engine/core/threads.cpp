@@ -1,7 +1,7 @@
 #include "engine/core/threads.h"
 
-#include "kernels/common/openmp.h"
 #include <sched.h>
+#include "kernels/common/openmp.h"
 
 #include <thread>
 

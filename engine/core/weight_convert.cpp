@@ -109,13 +109,18 @@ void transpose(const T* src, T* dst, int64_t rows, int64_t cols) {
   });
 }
 
-// Input-major [k, n] bf16 to paired panels (to_panels) or back: each panel on its own thread.
+// Input-major [k, n] bf16 to paired panels (to_panels: the last panel's padding zero) or back:
+// each panel on its own thread.
 void pair_panels(uint16_t* input_major, uint16_t* panels, int64_t k, int64_t n, bool to_panels) {
-  cpu::parallel_for(n / kPairedPanelColumns, [&](int64_t panel) {
+  cpu::parallel_for(paired_panels(n), [&](int64_t panel) {
     const int64_t j0 = panel * kPairedPanelColumns;
     for (int64_t i = 0; i < k; ++i)
       for (int64_t j = j0; j < j0 + kPairedPanelColumns; ++j) {
         uint16_t& held = panels[paired_panel_index(i, j, k)];
+        if (j >= n) {
+          if (to_panels) held = 0;
+          continue;
+        }
         uint16_t& plain = input_major[i * n + j];
         if (to_panels) {
           held = plain;
@@ -128,9 +133,7 @@ void pair_panels(uint16_t* input_major, uint16_t* panels, int64_t k, int64_t n, 
 
 }  // namespace
 
-bool paired_panels_fit(WeightType type, int64_t inputs, int64_t outputs) {
-  return type == WeightType::kBF16 && inputs % 2 == 0 && outputs % kPairedPanelColumns == 0;
-}
+bool paired_panels_fit(WeightType type, int64_t inputs) { return type == WeightType::kBF16 && inputs % 2 == 0; }
 
 WeightTensor with_layout(const WeightTensor& w, WeightLayout layout) {
   if (w.layout == layout) return w;
@@ -139,17 +142,13 @@ WeightTensor with_layout(const WeightTensor& w, WeightLayout layout) {
                                           std::string(weight_type_name(w.type)) + " " + w.data.describe());
   const int64_t k = w.inputs(), n = w.outputs();
   if (layout == WeightLayout::kPairedPanels || w.layout == WeightLayout::kPairedPanels) {
-    if (!paired_panels_fit(w.type, k, n))
-      throw_error(ErrorCode::kInternal,
-                  "with_layout: paired panels need bf16 with even inputs and outputs a multiple "
-                  "of 32, got " +
-                      std::string(weight_type_name(w.type)) + " " + w.data.describe());
+    if (!paired_panels_fit(w.type, k))
+      throw_error(ErrorCode::kInternal, "with_layout: paired panels need bf16 with even inputs, got " +
+                                            std::string(weight_type_name(w.type)) + " " + w.data.describe());
     if (layout == WeightLayout::kPairedPanels) {
       const WeightTensor in = with_layout(w, WeightLayout::kInputMajor);
-      WeightTensor out{w.type,
-                       layout,
-                       Tensor::empty({n / kPairedPanelColumns, k * kPairedPanelColumns}, w.data.dtype(), Device::kCpu),
-                       {}};
+      const Shape held{paired_panels(n), k * kPairedPanelColumns};
+      WeightTensor out{w.type, layout, Tensor::empty(held, w.data.dtype(), Device::kCpu), {}, n};
       pair_panels(static_cast<uint16_t*>(in.data.raw()), static_cast<uint16_t*>(out.data.raw()), k, n, true);
       return out;
     }

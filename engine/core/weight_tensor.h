@@ -2,8 +2,9 @@
 // (kernels/common/weights.h) and, for int8, the F32 scale tensor beside them. The matrix is 2-D
 // in one of the layouts the kernels know: input-major [in, out] (GPT-2's Conv1D weights, for
 // linear), output-major [out, in] (the tied embedding wte, for the output head and row gathers),
-// or bf16 paired panels, a tensor [out/32, 32·in] (for linear under bf16 math where the backend
-// prefers it). Cheap to copy: it shares its tensors.
+// or bf16 paired panels, a tensor [⌈out/32⌉, 32·in] (for linear under bf16 math where the backend
+// prefers it; `panel_outputs` says how many outputs the padded panels hold). Cheap to copy: it
+// shares its tensors.
 #pragma once
 
 #include <cstddef>
@@ -19,8 +20,9 @@ namespace eagerlm {
 struct WeightTensor {
   WeightType type = WeightType::kF32;
   WeightLayout layout = WeightLayout::kInputMajor;
-  Tensor data;    // [rows, cols] of storage_dtype(type), contiguous
-  Tensor scales;  // int8 only: F32, scale_shape(...); undefined otherwise
+  Tensor data;                // [rows, cols] of storage_dtype(type), contiguous
+  Tensor scales;              // int8 only: F32, scale_shape(...); undefined otherwise
+  int64_t panel_outputs = 0;  // kPairedPanels only: the outputs (the last panel is zero-padded past them)
 
   bool defined() const { return data.defined(); }
   Device device() const { return data.device(); }
@@ -32,7 +34,7 @@ struct WeightTensor {
   int64_t outputs() const {
     return layout == WeightLayout::kInputMajor    ? data.size(1)
            : layout == WeightLayout::kOutputMajor ? data.size(0)
-                                                  : data.size(0) * kPairedPanelColumns;
+                                                  : panel_outputs;
   }
   // Bytes one pass over the matrix reads: values plus scales.
   size_t bytes() const { return data.nbytes() + (scales.defined() ? scales.nbytes() : 0); }

@@ -9,10 +9,11 @@
 //                 (linear_transposed) and by embedding lookups (row gathers).
 //
 // and a third, the kernels' own, chosen at load where it is fastest (engine/core/backend.h):
-//   paired panels [n/32][k/2][32][2] (bf16, k even, n a multiple of 32): the outputs in panels of
-//                 kPairedPanelColumns; within a panel, for each pair of inputs p, the 32 outputs'
-//                 words (W[2p][j], W[2p+1][j]): the operand vdpbf16ps multiplies by a broadcast
-//                 pair of x, so that a panel is one sequential stream (linear_paired).
+//   paired panels [⌈n/32⌉][k/2][32][2] (bf16, k even): the outputs in panels of
+//                 kPairedPanelColumns, the last one padded with zero weights; within a panel, for
+//                 each pair of inputs p, the 32 outputs' words (W[2p][j], W[2p+1][j]): the operand
+//                 vdpbf16ps multiplies by a broadcast pair of x, so that a panel is one sequential
+//                 stream (linear_paired).
 //
 // kBF16 and kF16 are IEEE-style halves (dtype.h's bf16_to_float / f16_to_float widen them
 // exactly). kInt8 is symmetric int8 with one float scale per block of kInt8Block consecutive
@@ -49,8 +50,10 @@ constexpr const char* weight_type_name(WeightType t) {
   return t == WeightType::kF32 ? "f32" : t == WeightType::kBF16 ? "bf16" : t == WeightType::kF16 ? "f16" : "int8";
 }
 
-// Outputs per panel of the paired-panel layout, and the index of W[i][j] (input i, output j) in it.
+// Outputs per panel of the paired-panel layout, the panels of n outputs, and the index of W[i][j]
+// (input i, output j) in it.
 constexpr int64_t kPairedPanelColumns = 32;
+constexpr int64_t paired_panels(int64_t n) { return (n + kPairedPanelColumns - 1) / kPairedPanelColumns; }
 constexpr int64_t paired_panel_index(int64_t i, int64_t j, int64_t k) {
   return (j / kPairedPanelColumns) * (k * kPairedPanelColumns) + (i / 2) * (2 * kPairedPanelColumns) +
          (j % kPairedPanelColumns) * 2 + i % 2;

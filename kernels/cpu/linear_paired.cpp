@@ -44,13 +44,20 @@ constexpr int kRows = 8;  // rows of y per register tile: 8 × 2 accumulators
 #if defined(EAGERLM_CPU_HAS_AVX512BF16)
 static_assert(kPanelColumns == 32, "a panel is two vectors of 16 outputs");
 
-// Rows [0, R) of y, the panel's 32 columns: y = bias + Σ_p x pair · W pair over `pairs`.
+// The lanes below count (none when count <= 0).
+inline __mmask16 first_lanes(int64_t count) {
+  return count <= 0 ? __mmask16(0) : count >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << count) - 1u);
+}
+
+// Rows [0, R) of y, the panel's first `cols` columns (1-32; the rest of a last panel is zero
+// padding, computed and not stored): y = bias + Σ_p x pair · W pair over `pairs`.
 template <int R>
 void panel_tile(const uint32_t* xp, int64_t ldxp, const uint32_t* panel, int64_t pairs, const float* bias, float* y,
-                int64_t ldy) {
+                int64_t ldy, int64_t cols) {
+  const __mmask16 lanes0 = first_lanes(cols), lanes1 = first_lanes(cols - 16);
   __m512 acc[R][2];
-  const __m512 b0 = bias ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
-  const __m512 b1 = bias ? _mm512_loadu_ps(bias + 16) : _mm512_setzero_ps();
+  const __m512 b0 = bias ? _mm512_maskz_loadu_ps(lanes0, bias) : _mm512_setzero_ps();
+  const __m512 b1 = bias ? _mm512_maskz_loadu_ps(lanes1, bias + 16) : _mm512_setzero_ps();
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     acc[r][0] = b0;
@@ -68,27 +75,27 @@ void panel_tile(const uint32_t* xp, int64_t ldxp, const uint32_t* panel, int64_t
   }
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
-    _mm512_storeu_ps(y + r * ldy, acc[r][0]);
-    _mm512_storeu_ps(y + r * ldy + 16, acc[r][1]);
+    _mm512_mask_storeu_ps(y + r * ldy, lanes0, acc[r][0]);
+    _mm512_mask_storeu_ps(y + r * ldy + 16, lanes1, acc[r][1]);
   }
 }
 
 void panel_rows(int rows, const uint32_t* xp, int64_t ldxp, const uint32_t* panel, int64_t pairs, const float* bias,
-                float* y, int64_t ldy) {
+                float* y, int64_t ldy, int64_t cols) {
   static_assert(kRows == 8);
   switch (rows) {
-    case 1: return panel_tile<1>(xp, ldxp, panel, pairs, bias, y, ldy);
-    case 2: return panel_tile<2>(xp, ldxp, panel, pairs, bias, y, ldy);
-    case 3: return panel_tile<3>(xp, ldxp, panel, pairs, bias, y, ldy);
-    case 4: return panel_tile<4>(xp, ldxp, panel, pairs, bias, y, ldy);
-    case 5: return panel_tile<5>(xp, ldxp, panel, pairs, bias, y, ldy);
-    case 6: return panel_tile<6>(xp, ldxp, panel, pairs, bias, y, ldy);
-    case 7: return panel_tile<7>(xp, ldxp, panel, pairs, bias, y, ldy);
-    case 8: return panel_tile<8>(xp, ldxp, panel, pairs, bias, y, ldy);
+    case 1: return panel_tile<1>(xp, ldxp, panel, pairs, bias, y, ldy, cols);
+    case 2: return panel_tile<2>(xp, ldxp, panel, pairs, bias, y, ldy, cols);
+    case 3: return panel_tile<3>(xp, ldxp, panel, pairs, bias, y, ldy, cols);
+    case 4: return panel_tile<4>(xp, ldxp, panel, pairs, bias, y, ldy, cols);
+    case 5: return panel_tile<5>(xp, ldxp, panel, pairs, bias, y, ldy, cols);
+    case 6: return panel_tile<6>(xp, ldxp, panel, pairs, bias, y, ldy, cols);
+    case 7: return panel_tile<7>(xp, ldxp, panel, pairs, bias, y, ldy, cols);
+    case 8: return panel_tile<8>(xp, ldxp, panel, pairs, bias, y, ldy, cols);
   }
 }
 
-// Columns [n0, n1) (whole panels): x rounded to pairs once per thread, then panel by panel, each
+// Columns [n0, n1) (n0 at a panel's start): x rounded to pairs once per thread, then panel by panel, each
 // panel's rows of y in tiles of kRows (the panel stays in L1/L2 for the next tile of rows).
 void columns(const float* x, int64_t ldx, const uint16_t* w, const float* bias, float* y, int64_t ldy, int64_t m,
              int64_t k, int64_t n0, int64_t n1) {
@@ -102,7 +109,7 @@ void columns(const float* x, int64_t ldx, const uint16_t* w, const float* bias, 
     const uint32_t* panel = reinterpret_cast<const uint32_t*>(w + j0 * k);
     for (int64_t r0 = 0; r0 < m; r0 += kRows)
       panel_rows(int(std::min<int64_t>(kRows, m - r0)), xp.data() + r0 * pairs, pairs, panel, pairs,
-                 bias ? bias + j0 : nullptr, y + r0 * ldy + j0, ldy);
+                 bias ? bias + j0 : nullptr, y + r0 * ldy + j0, ldy, std::min(kPanelColumns, n1 - j0));
   }
 }
 #else

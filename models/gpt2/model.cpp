@@ -60,6 +60,9 @@ Model::Model(const Config& config, ParameterTensors params, Device device, Weigh
       gemm_math_(gemm_math) {
   const auto& p = params_;
   weights_.wte = p.weight("wte.weight");
+  const WeightTensor& wte = weights_.wte;
+  const WeightLayout head_layout = backend_for(device).linear_layout(wte.type, wte.inputs(), wte.outputs(), gemm_math);
+  weights_.head = head_layout == WeightLayout::kPairedPanels ? with_layout(wte, head_layout) : wte;
   weights_.wpe = p.get("wpe.weight");
   weights_.ln_f_weight = p.get("ln_f.weight");
   weights_.ln_f_bias = p.get("ln_f.bias");
@@ -123,6 +126,7 @@ std::shared_ptr<const Model> Model::from_parameters(const Config& config, Parame
           w = with_layout(w, fastest);
           params.specs[i].matrix = fastest;
           params.specs[i].shape = w.data.shape();
+          params.specs[i].panel_outputs = w.panel_outputs;
         }
       }
       params.tensors[i] = w.data;

@@ -20,21 +20,24 @@ namespace eagerlm::gpt2 {
 
 // One transformer block's weights. Linear weights are [in, out] (Conv1D layout: input-major).
 struct BlockWeights {
-  Tensor ln_1_weight, ln_1_bias;                  // [d]
-  WeightTensor attn_weight;                       // [d, 3d]  (q | k | v, each head-major)
-  Tensor attn_bias;                               // [3d]
-  WeightTensor attn_proj_weight;                  // [d, d]
-  Tensor attn_proj_bias;                          // [d]
-  Tensor ln_2_weight, ln_2_bias;                  // [d]
-  WeightTensor fc_weight;                         // [d, m]
-  Tensor fc_bias;                                 // [m]
-  WeightTensor mlp_proj_weight;                   // [m, d]
-  Tensor mlp_proj_bias;                           // [d]
+  Tensor ln_1_weight, ln_1_bias;  // [d]
+  WeightTensor attn_weight;       // [d, 3d]  (q | k | v, each head-major)
+  Tensor attn_bias;               // [3d]
+  WeightTensor attn_proj_weight;  // [d, d]
+  Tensor attn_proj_bias;          // [d]
+  Tensor ln_2_weight, ln_2_bias;  // [d]
+  WeightTensor fc_weight;         // [d, m]
+  Tensor fc_bias;                 // [m]
+  WeightTensor mlp_proj_weight;   // [m, d]
+  Tensor mlp_proj_bias;           // [d]
 };
 
 struct ModelWeights {
   WeightTensor wte;  // [vocab, d], output-major: the token embedding and the output head (tied)
-  Tensor wpe;        // [n_positions, d]
+  // The output head as the backend reads it fastest: wte itself, or a copy of it in paired panels
+  // (bf16 math on a CPU with AVX512_BF16 and no AMX: Backend::linear_layout).
+  WeightTensor head;
+  Tensor wpe;  // [n_positions, d]
   std::vector<BlockWeights> blocks;
   Tensor ln_f_weight, ln_f_bias;  // [d]
 };
@@ -78,7 +81,8 @@ class Model {
   WeightType weight_type() const { return weight_type_; }
   DType kv_type() const { return kv_type_; }
   GemmMath gemm_math() const { return gemm_math_; }
-  // Bytes of the weight matrices as held, scales included.
+  // Bytes of the weight matrices as held, scales included (each once: a copy of the head in
+  // paired panels, read by decode instead of wte, is not counted).
   size_t matrix_bytes() const;
 
  private:

@@ -63,7 +63,7 @@ WeightTensor ParameterTensors::weight(const std::string& name) const {
     if (specs[i].name != name) continue;
     const auto type = weight_type_of(tensors[i].dtype());
     if (!specs[i].matrix || !type) throw_error(ErrorCode::kInternal, "parameter " + name + " is no weight matrix");
-    return {*type, *specs[i].matrix, tensors[i], scales_of(i)};
+    return {*type, *specs[i].matrix, tensors[i], scales_of(i), specs[i].panel_outputs};
   }
   throw_error(ErrorCode::kInternal, "no parameter named " + name);
 }

@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstring>
 
+#include "engine/core/backend.h"
 #include "engine/core/error.h"
+#include "kernels/cpu/cpu_ops.h"
 #include "models/gpt2/forward.h"
 #include "test/models/reference_gpt2.h"
 #include "test/models/test_models_util.h"
@@ -132,10 +134,11 @@ TEST_CASE("a prompt fed in chunks equals one pass", "[forward][chunks]") {
 // prompt in one step, then 12 decode steps. Among others: the same prompt in chunks of 7 and 13
 // alongside other sequences' prefill and decode rows, in another cache slot, then decode steps
 // of 1 to 3 sequences with it first, middle or last.
-TEST_CASE("a sequence's logits are bit-identical alone and among others", "[forward][batch_invariance]") {
-  const auto cfg = test::tiny_config();
+namespace {
+
+void check_batch_invariance(const Config& cfg, const ModelOptions& options) {
   auto params = test::random_parameters(cfg, 17);
-  const auto model = Model::from_parameters(cfg, params, Device::kCpu);
+  const auto model = Model::from_parameters(cfg, params, Device::kCpu, options);
   const auto tokens = random_tokens(32, cfg.vocab_size, 41);
   const auto other_b = random_tokens(40, cfg.vocab_size, 42), other_c = random_tokens(40, cfg.vocab_size, 43);
   const size_t vocab = size_t(cfg.vocab_size);
@@ -162,8 +165,9 @@ TEST_CASE("a sequence's logits are bit-identical alone and among others", "[forw
   // Sequence B prefills 9 tokens beside A's first chunk (A's logits there are not compared: the
   // alone run never stops at position 7); then A's second chunk beside B's decode and C's prefill.
   fwd.step({{0, 0, other_b.data(), 9}, {2, 0, tokens.data(), 7}}, LogitsFor::kLastToken);
-  Tensor logits = fwd.step({{0, 9, other_b.data() + 9, 1}, {2, 7, tokens.data() + 7, kPrompt - 7}, {3, 0, other_c.data(), 5}},
-                           LogitsFor::kLastToken);
+  Tensor logits =
+      fwd.step({{0, 9, other_b.data() + 9, 1}, {2, 7, tokens.data() + 7, kPrompt - 7}, {3, 0, other_c.data(), 5}},
+               LogitsFor::kLastToken);
   same(logits, 1, 0);
   int32_t b_len = 10, c_len = 5;
   for (int32_t pos = kPrompt; pos < int32_t(tokens.size()); ++pos) {
@@ -178,6 +182,29 @@ TEST_CASE("a sequence's logits are bit-identical alone and among others", "[forw
       case 3: logits = fwd.step({a, b}, LogitsFor::kLastToken), same(logits, 0, step), ++b_len; break;
     }
   }
+}
+
+}  // namespace
+
+TEST_CASE("a sequence's logits are bit-identical alone and among others", "[forward][batch_invariance]") {
+  check_batch_invariance(test::tiny_config(), {});
+}
+
+TEST_CASE("bf16 math on paired panels keeps a sequence's logits bit-identical among others",
+          "[forward][batch_invariance][typed]") {
+  // Every product of a model held in panels (the block matrices and the head's copy) is one chain
+  // per element whatever the rows (kernels/cpu/linear_paired.cpp). d = 64: whole vectors of pairs.
+  const auto cfg = test::tiny_config(2, 64, 4);
+  if (!cpu::has_bf16_gemm() ||
+      backend_for(Device::kCpu).linear_layout(WeightType::kBF16, cfg.n_embd, cfg.n_embd, GemmMath::kBf16) !=
+          WeightLayout::kPairedPanels) {
+    WARN("skipped: the " << cpu::active_isa() << " kernels hold no paired panels here (AMX, or no bf16 GEMM)");
+    return;
+  }
+  ModelOptions bf16_math;
+  bf16_math.weights = WeightType::kBF16;
+  bf16_math.gemm_math = GemmMath::kBf16;
+  check_batch_invariance(cfg, bf16_math);
 }
 
 TEST_CASE("steps with out-of-range inputs are rejected, not run", "[forward][errors]") {

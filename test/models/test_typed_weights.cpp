@@ -250,6 +250,15 @@ TEST_CASE("bf16 math: linear layers held as the backend prefers, near the refere
   }
   // With a bf16 GEMM every engine reads some layout in place: AMX output-major, vdpbf16ps panels.
   CHECK(rearranged == 4 * c.n_layer);
+  // The head: wte itself, or a copy in panels where the backend reads those (vocab outputs, the
+  // last panel padded).
+  const WeightTensor& head = model->weights().head;
+  const WeightLayout head_layout =
+      cpu_backend.linear_layout(WeightType::kBF16, c.n_embd, c.vocab_size, GemmMath::kBf16);
+  CHECK(head.layout == (head_layout == WeightLayout::kPairedPanels ? head_layout : WeightLayout::kOutputMajor));
+  CHECK(head.outputs() == c.vocab_size);
+  CHECK(head.inputs() == c.n_embd);
+  CHECK(same_weights->weights().head.data.raw() == same_weights->weights().wte.data.raw());  // fp32 math: wte
   // Against the double reference on the same bf16 weights: activations rounded to bf16 (8
   // significant bits) before each product move each logit by a few 2^-8 of the largest.
   const auto want = flat(reference::Gpt2Reference(c, widened(*same_weights)).logits(tokens));

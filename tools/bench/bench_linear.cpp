@@ -6,8 +6,8 @@
 //   eagerlm-bench-linear [--isa NAME] [--runs N] [--math fp32|bf16] [--m 1,8,32,128]
 //                        [--types f32,bf16,f16,int8,blas,bf16p]
 //
-// bf16p is bf16 W held in paired panels (linear_paired, the layout of bf16 math without AMX; the
-// block matrices only, bf16 math whatever --math says).//
+// bf16p is bf16 W held in paired panels (linear_paired, the layout of bf16 math without AMX, for
+// the block matrices and a copy of the head; bf16 math whatever --math says).//
 // Per (shape, type, m), over --runs timed calls (default 15), medians of
 //   ms      wall time of one call (and best ms, the fastest: on a shared machine the two differ);
 //   GB/s    weight bytes (scales included) / time: what decode streams per call;
@@ -129,14 +129,16 @@ Copy make_copy(const std::vector<float>& w, WeightType t, const Shape& s) {
 
 // The bf16 copy of an input-major W rearranged into paired panels (weights.h): what a model holds
 // under bf16 math on a CPU with AVX512_BF16 and no AMX.
+// A transposed shape (the head) gives its output-major W as panels just the same.
 Copy make_paired_copy(const std::vector<float>& w, const Shape& s) {
   const Copy plain = make_copy(w, WeightType::kBF16, s);
   const auto* halves = reinterpret_cast<const uint16_t*>(plain.data.data());
   Copy c;
-  c.data.resize(plain.data.size());
+  c.data.assign(size_t(paired_panels(s.n) * kPairedPanelColumns * s.k) * sizeof(uint16_t), 0);
   auto* panels = reinterpret_cast<uint16_t*>(c.data.data());
   for (int64_t i = 0; i < s.k; ++i)
-    for (int64_t j = 0; j < s.n; ++j) panels[paired_panel_index(i, j, s.k)] = halves[i * s.n + j];
+    for (int64_t j = 0; j < s.n; ++j)
+      panels[paired_panel_index(i, j, s.k)] = halves[s.transposed ? j * s.k + i : i * s.n + j];
   return c;
 }
 
@@ -210,7 +212,6 @@ int main(int argc, char** argv) {
     std::vector<float> bias(size_t(s.n), 0.01f);
     for (const std::string& type_name : opt.types) {
       const bool blas = type_name == "blas", paired = type_name == "bf16p";
-      if (paired && (s.transposed || s.n % kPairedPanelColumns != 0)) continue;
       const WeightType t = type_of(type_name);
       const int64_t bytes = weight_total_bytes(t, s.k, s.n);
       const int64_t n_copies = std::max<int64_t>(1, (kRotateBytes + bytes - 1) / bytes);
@@ -225,8 +226,8 @@ int main(int argc, char** argv) {
           const Weights wv = c.view(t);
           const float* wf = reinterpret_cast<const float*>(c.data.data());
           if (paired) {
-            cpu::linear_paired(x.data(), s.k, reinterpret_cast<const uint16_t*>(c.data.data()), bias.data(), y.data(),
-                               s.n, m, s.k, s.n);
+            cpu::linear_paired(x.data(), s.k, reinterpret_cast<const uint16_t*>(c.data.data()),
+                               s.transposed ? nullptr : bias.data(), y.data(), s.n, m, s.k, s.n);
           } else if (blas) {
             blas_product(x.data(), wf, bias.data(), y.data(), m, s.k, s.n, s.transposed);
           } else if (s.transposed) {
