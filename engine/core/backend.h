@@ -81,7 +81,7 @@ class Queue {
   virtual void linear_transposed_typed(const float* x, int64_t ldx, const Weights& w, float* y, int64_t ldy, int64_t m,
                                        int64_t k, int64_t n) = 0;
   // The product with bf16 W held in paired panels (weights.h), which only a backend whose
-  // linear_layout chose them holds: bf16 x, float32 sums. Others throw Error(kUnsupported).
+  // linear_layout chose them holds, with the queue's GEMM math. Others throw Error(kUnsupported).
   virtual void linear_paired(const float* /*x*/, int64_t /*ldx*/, const uint16_t* /*w*/, const float* /*bias*/,
                              float* /*y*/, int64_t /*ldy*/, int64_t /*m*/, int64_t /*k*/, int64_t /*n*/) {
     throw_error(ErrorCode::kUnsupported, "this device holds no weights in paired panels");

@@ -100,7 +100,7 @@ class CpuQueue final : public Queue {
   }
   void linear_paired(const float* x, int64_t ldx, const uint16_t* w, const float* bias, float* y, int64_t ldy,
                      int64_t m, int64_t k, int64_t n) override {
-    cpu::linear_paired(x, ldx, w, bias, y, ldy, m, k, n);
+    cpu::linear_paired(x, ldx, w, bias, y, ldy, m, k, n, math_);
   }
   void layer_norm(const float* x, const float* gamma, const float* beta, float* y, int64_t rows, int64_t cols,
                   float eps) override {
@@ -243,17 +243,18 @@ class CpuBackend final : public Backend {
   size_t available_bytes() const override { return host_available_bytes(); }
   std::unique_ptr<Queue> create_queue() override { return std::make_unique<CpuQueue>(); }
   DeviceLimits measure_limits(int threads) override { return measure_cpu_limits(threads); }
-  // bf16 weights under bf16 math: the AMX tiles read output-major bf16 rows in place from 1 row
-  // (bf16_gemm.h), the AVX512_BF16 dot products paired panels, each with no packing per call
-  // (linear_paired.cpp): a decode step of 8 sequences then streams each Conv1D matrix once at
-  // about the bandwidth, where the float32 few-row kernels over input-major W are compute-bound
-  // (docs/benchmarks.md). Inputs a multiple of 32 (whole vectors of pairs; every GPT-2 size); the
-  // panels take any outputs (the last one padded), the output head's vocabulary too.
+  // bf16 weights where the variant has AVX512_BF16: held as the kernels read them in place, with
+  // no packing per call, so that a decode step of 8 sequences streams each matrix once.
+  // - bf16 math with AMX: output-major, the tiles' first operand (bf16_gemm.h);
+  // - otherwise paired panels (linear_paired.cpp), for the AVX512_BF16 dot products under bf16
+  //   math, for FMAs under fp32 math (one sequential stream per panel where input-major W is read
+  //   row by row: one sequence decodes at about the bandwidth, docs/benchmarks.md).
+  // Inputs a multiple of 32 (whole vectors of pairs; every GPT-2 size); the panels take any
+  // outputs (the last one padded), the output head's vocabulary too.
   WeightLayout linear_layout(WeightType type, int64_t inputs, int64_t /*outputs*/, GemmMath math) const override {
-    if (type != WeightType::kBF16 || math != GemmMath::kBf16 || inputs % 32 != 0 || !cpu::has_bf16_gemm())
-      return WeightLayout::kInputMajor;
-    if (cpu::amx_enabled()) return WeightLayout::kOutputMajor;
-    return paired_panels_fit(type, inputs) ? WeightLayout::kPairedPanels : WeightLayout::kOutputMajor;
+    if (type != WeightType::kBF16 || inputs % 32 != 0 || !cpu::has_bf16_gemm()) return WeightLayout::kInputMajor;
+    if (math == GemmMath::kBf16 && cpu::amx_enabled()) return WeightLayout::kOutputMajor;
+    return paired_panels_fit(type, inputs) ? WeightLayout::kPairedPanels : WeightLayout::kInputMajor;
   }
 };
 

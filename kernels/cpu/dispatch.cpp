@@ -148,8 +148,8 @@ void linear_transposed_typed(const float* x, int64_t ldx, const Weights& w, floa
   active().linear_transposed_typed(x, ldx, w, y, ldy, m, k, n, math);
 }
 void linear_paired(const float* x, int64_t ldx, const uint16_t* w, const float* bias, float* y, int64_t ldy, int64_t m,
-                   int64_t k, int64_t n) {
-  active().linear_paired(x, ldx, w, bias, y, ldy, m, k, n);
+                   int64_t k, int64_t n, GemmMath math) {
+  active().linear_paired(x, ldx, w, bias, y, ldy, m, k, n, math);
 }
 void gather_rows_typed(const Weights& w, int64_t k, const int32_t* rows, int64_t n_rows, float* out) {
   active().gather_rows_typed(w, k, rows, n_rows, out);

@@ -1,6 +1,6 @@
-// linear_paired (cpu_kernels.inc): y = bf16(x)·W + bias with bf16 W held in paired panels
-// (kernels/common/weights.h), the layout the CPU backend holds a bf16 layer in under bf16 math
-// where the CPU has AVX512_BF16 and no AMX (engine/core/cpu_backend.cpp).
+// linear_paired (cpu_kernels.inc): y = x·W + bias with bf16 W held in paired panels
+// (kernels/common/weights.h), the layout the CPU backend holds bf16 layers in where its variant
+// has AVX512_BF16 and no AMX tiles serve the math (engine/core/cpu_backend.cpp).
 //
 // Why a layout of our own: vdpbf16ps multiplies a vector of 16 outputs' pairs of W by one
 // broadcast pair of x. GPT-2's input-major W has to be interleaved into such pairs first (the
@@ -9,15 +9,20 @@
 // pairs, each panel is one sequential stream of exactly the vectors the instruction takes: a
 // register tile of up to 8 rows × 32 outputs reads each W vector once for all its rows, with no
 // packing and no sums across lanes (2 threads on a Zen 4, 768x3072 from memory, 8 rows: 0.16 ms
-// against 0.44 for the in-place dot products).
+// against 0.44 for the in-place dot products). Under float32 math the same stream feeds FMAs:
+// each panel row splits into its even and odd inputs' weights (a shift and a mask widen bf16
+// exactly), one sequential stream where input-major W is read as one stream per row of a chunk.
 //
-// Every y element is one chain: acc = bias (or 0), then for each pair p in order
-// acc = vdpbf16ps(acc, x pair, W pair): the chain of the bf16 GEMM over input-major W (its tiles
-// carry y between blocks of pairs, which changes no bits), whatever m, the row's place and the
-// columns a thread gets. Variants without AVX512_BF16 compute the same products in float32
-// (exact: bf16 products fit) with the odd input's product added first, as the instruction does,
-// and round-to-nearest sums; the backend never holds this layout for them, but every variant
-// runs it in the tests.
+// Every y element is one chain, whatever m, the row's place and the columns a thread gets:
+//   kBf16: acc = bias (or 0), then acc = vdpbf16ps(acc, x pair, W pair) for each pair in order:
+//          the bf16 GEMM's chain over input-major W (its tiles carry y between blocks of pairs,
+//          which changes no bits);
+//   else:  acc = bias (or 0), then acc = fma(x[i], W[i][j], acc) for each input in order:
+//          linear_typed's chain (cpu_kernels.inc), so the layout changes no bits.
+// Variants without AVX512_BF16 compute kBf16 in float32 (exact: bf16 products fit) with the odd
+// input's product added first, as the instruction does; their float32 chain is linear_typed's
+// (one rounding per fma where the variant has FMA, a rounded product and sum in generic). The
+// backend holds this layout only for AVX512_BF16 variants, but every variant runs it in the tests.
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -80,6 +85,59 @@ void panel_tile(const uint32_t* xp, int64_t ldxp, const uint32_t* panel, int64_t
   }
 }
 
+// The same tile under float32 math: x as it is, each pair's weights widened into the even and
+// odd inputs' vectors, two FMAs per pair, even input first.
+template <int R>
+void panel_tile_f32(const float* x, int64_t ldx, const uint32_t* panel, int64_t pairs, const float* bias, float* y,
+                    int64_t ldy, int64_t cols) {
+  const __mmask16 lanes0 = first_lanes(cols), lanes1 = first_lanes(cols - 16);
+  const __m512i high_halves = _mm512_set1_epi32(int32_t(0xFFFF0000u));
+  __m512 acc[R][2];
+  const __m512 b0 = bias ? _mm512_maskz_loadu_ps(lanes0, bias) : _mm512_setzero_ps();
+  const __m512 b1 = bias ? _mm512_maskz_loadu_ps(lanes1, bias + 16) : _mm512_setzero_ps();
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    acc[r][0] = b0;
+    acc[r][1] = b1;
+  }
+  for (int64_t p = 0; p < pairs; ++p) {
+    const __m512i v0 = _mm512_loadu_si512(panel + p * kPanelColumns);
+    const __m512i v1 = _mm512_loadu_si512(panel + p * kPanelColumns + 16);
+    const __m512 even0 = _mm512_castsi512_ps(_mm512_slli_epi32(v0, 16));
+    const __m512 odd0 = _mm512_castsi512_ps(_mm512_and_si512(v0, high_halves));
+    const __m512 even1 = _mm512_castsi512_ps(_mm512_slli_epi32(v1, 16));
+    const __m512 odd1 = _mm512_castsi512_ps(_mm512_and_si512(v1, high_halves));
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m512 xe = _mm512_set1_ps(x[r * ldx + 2 * p]), xo = _mm512_set1_ps(x[r * ldx + 2 * p + 1]);
+      acc[r][0] = _mm512_fmadd_ps(xe, even0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(xe, even1, acc[r][1]);
+      acc[r][0] = _mm512_fmadd_ps(xo, odd0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(xo, odd1, acc[r][1]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    _mm512_mask_storeu_ps(y + r * ldy, lanes0, acc[r][0]);
+    _mm512_mask_storeu_ps(y + r * ldy + 16, lanes1, acc[r][1]);
+  }
+}
+
+void panel_rows_f32(int rows, const float* x, int64_t ldx, const uint32_t* panel, int64_t pairs, const float* bias,
+                    float* y, int64_t ldy, int64_t cols) {
+  static_assert(kRows == 8);
+  switch (rows) {
+    case 1: return panel_tile_f32<1>(x, ldx, panel, pairs, bias, y, ldy, cols);
+    case 2: return panel_tile_f32<2>(x, ldx, panel, pairs, bias, y, ldy, cols);
+    case 3: return panel_tile_f32<3>(x, ldx, panel, pairs, bias, y, ldy, cols);
+    case 4: return panel_tile_f32<4>(x, ldx, panel, pairs, bias, y, ldy, cols);
+    case 5: return panel_tile_f32<5>(x, ldx, panel, pairs, bias, y, ldy, cols);
+    case 6: return panel_tile_f32<6>(x, ldx, panel, pairs, bias, y, ldy, cols);
+    case 7: return panel_tile_f32<7>(x, ldx, panel, pairs, bias, y, ldy, cols);
+    case 8: return panel_tile_f32<8>(x, ldx, panel, pairs, bias, y, ldy, cols);
+  }
+}
+
 void panel_rows(int rows, const uint32_t* xp, int64_t ldxp, const uint32_t* panel, int64_t pairs, const float* bias,
                 float* y, int64_t ldy, int64_t cols) {
   static_assert(kRows == 8);
@@ -98,8 +156,17 @@ void panel_rows(int rows, const uint32_t* xp, int64_t ldxp, const uint32_t* pane
 // Columns [n0, n1) (n0 at a panel's start): x rounded to pairs once per thread, then panel by panel, each
 // panel's rows of y in tiles of kRows (the panel stays in L1/L2 for the next tile of rows).
 void columns(const float* x, int64_t ldx, const uint16_t* w, const float* bias, float* y, int64_t ldy, int64_t m,
-             int64_t k, int64_t n0, int64_t n1) {
+             int64_t k, int64_t n0, int64_t n1, GemmMath math) {
   const int64_t pairs = k / 2;
+  if (math != GemmMath::kBf16) {
+    for (int64_t j0 = n0; j0 < n1; j0 += kPanelColumns) {
+      const uint32_t* panel = reinterpret_cast<const uint32_t*>(w + j0 * k);
+      for (int64_t r0 = 0; r0 < m; r0 += kRows)
+        panel_rows_f32(int(std::min<int64_t>(kRows, m - r0)), x + r0 * ldx, ldx, panel, pairs,
+                       bias ? bias + j0 : nullptr, y + r0 * ldy + j0, ldy, std::min(kPanelColumns, n1 - j0));
+    }
+    return;
+  }
   // pack_x_pairs writes whole vectors of 16 words: a row's last one runs into the next row (which
   // then overwrites it) and past the last row by up to 15 words.
   thread_local std::vector<uint32_t> xp;
@@ -113,18 +180,35 @@ void columns(const float* x, int64_t ldx, const uint16_t* w, const float* bias, 
   }
 }
 #else
-// The same products in float32: x and W pairs widened exactly, the odd input's product first.
+// One rounding per product-sum where the variant has FMA (as linear_typed's chain), else two.
+inline float multiply_add(float a, float b, float c) {
+#if defined(EAGERLM_CPU_HAS_AVX2)
+  return std::fma(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+
+// Both maths in scalar code: kBf16 as vdpbf16ps (x rounded, the odd input's exact product first),
+// else linear_typed's chain.
 void columns(const float* x, int64_t ldx, const uint16_t* w, const float* bias, float* y, int64_t ldy, int64_t m,
-             int64_t k, int64_t n0, int64_t n1) {
+             int64_t k, int64_t n0, int64_t n1, GemmMath math) {
   for (int64_t r = 0; r < m; ++r) {
     const float* xr = x + r * ldx;
     for (int64_t j = n0; j < n1; ++j) {
       float acc = bias ? bias[j] : 0.0f;
       for (int64_t i = 0; i < k; i += 2) {
-        const float odd = bf16_to_float(float_to_bf16(xr[i + 1])) * bf16_to_float(w[paired_panel_index(i + 1, j, k)]);
-        const float even = bf16_to_float(float_to_bf16(xr[i])) * bf16_to_float(w[paired_panel_index(i, j, k)]);
-        acc += odd;
-        acc += even;
+        const float w_even = bf16_to_float(w[paired_panel_index(i, j, k)]);
+        const float w_odd = bf16_to_float(w[paired_panel_index(i + 1, j, k)]);
+        if (math == GemmMath::kBf16) {
+          const float odd = bf16_to_float(float_to_bf16(xr[i + 1])) * w_odd;
+          const float even = bf16_to_float(float_to_bf16(xr[i])) * w_even;
+          acc += odd;
+          acc += even;
+        } else {
+          acc = multiply_add(xr[i], w_even, acc);
+          acc = multiply_add(xr[i + 1], w_odd, acc);
+        }
       }
       y[r * ldy + j] = acc;
     }
@@ -135,10 +219,10 @@ void columns(const float* x, int64_t ldx, const uint16_t* w, const float* bias, 
 }  // namespace
 
 void linear_paired(const float* x, int64_t ldx, const uint16_t* w, const float* bias, float* y, int64_t ldy, int64_t m,
-                   int64_t k, int64_t n) {
+                   int64_t k, int64_t n, GemmMath math) {
   if (m == 0 || n == 0) return;
   detail::split_columns(
-      m, k, n, [&](int64_t n0, int64_t n1) { columns(x, ldx, w, bias, y, ldy, m, k, n0, n1); }, kPanelColumns);
+      m, k, n, [&](int64_t n0, int64_t n1) { columns(x, ldx, w, bias, y, ldy, m, k, n0, n1, math); }, kPanelColumns);
 }
 
 }  // namespace eagerlm::cpu::EAGERLM_CPU_ISA

@@ -27,18 +27,10 @@ void save_checkpoint(const std::string& dir, const Config& config, const Paramet
   };
   host.reserve(3 * parameters.tensors.size());  // pointers into it must stay valid
   // A checkpoint holds every matrix in its config's layout, whatever layout a model holds it in.
-  const std::vector<ParameterSpec> canonical = parameter_specs(config);
-  if (canonical.size() != parameters.specs.size())
-    throw_error(ErrorCode::kInternal, "save_checkpoint: parameters do not match the config");
-  for (size_t i = 0; i < parameters.specs.size(); ++i) {
-    const ParameterSpec& spec = parameters.specs[i];
-    if (spec.matrix && canonical[i].matrix && *spec.matrix != *canonical[i].matrix) {
-      host.push_back(with_layout(parameters.weight(spec.name), *canonical[i].matrix).data);
-      add(spec.name, host.back());
-      continue;
-    }
-    add(parameters.specs[i].name, parameters.tensors[i]);
-    if (parameters.scales_of(i).defined()) add(scale_tensor_name(parameters.specs[i].name), parameters.scales_of(i));
+  const ParameterTensors stored = in_config_layout(config, parameters);
+  for (size_t i = 0; i < stored.specs.size(); ++i) {
+    add(stored.specs[i].name, stored.tensors[i]);
+    if (stored.scales_of(i).defined()) add(scale_tensor_name(stored.specs[i].name), stored.scales_of(i));
   }
   // The weights first, the config last: until the config is renamed into place, a directory that
   // held a model still holds its old config, and one that did not holds nothing that loads.

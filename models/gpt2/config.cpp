@@ -24,7 +24,7 @@ constexpr int64_t kMaxWidth = 1 << 18;  // n_embd, n_inner
 constexpr int64_t kMaxPositions = 1 << 20;
 constexpr int64_t kMaxVocab = 1 << 24;  // ids are int32
 constexpr double kMaxParameters = 1e12;
-constexpr int kMaxConfigDepth = 32;          // Hugging Face configs nest a few levels at most
+constexpr int kMaxConfigDepth = 32;           // Hugging Face configs nest a few levels at most
 constexpr size_t kMaxConfigBytes = 16 << 20;  // GPT-2's is 0.7 KB; label maps make some larger
 
 [[noreturn]] void bad(const std::string& source, const std::string& field, const std::string& what) {
@@ -43,8 +43,7 @@ bool read_int(const json& j, const std::string& source, std::initializer_list<co
   for (const char* name : names) {
     auto it = j.find(name);
     if (it == j.end() || it->is_null()) continue;
-    if (!it->is_number_integer())
-      bad(source, name, "must be an integer, got " + io::describe_json(*it));
+    if (!it->is_number_integer()) bad(source, name, "must be an integer, got " + io::describe_json(*it));
     if (it->is_number_unsigned() && it->get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
       bad(source, name, "is out of range: " + io::describe_json(*it));
     out = it->get<int64_t>();
@@ -78,7 +77,8 @@ void Config::validate(const std::string& source) const {
     bad(source, "initializer_range", "must be a positive finite number");
   if (activation_function != "gelu_new" && activation_function != "gelu_pytorch_tanh")
     bad(source, "activation_function",
-        "is \"" + escape_for_message(activation_function, 40) + "\"; eagerlm supports GPT-2's tanh GELU (\"gelu_new\")");
+        "is \"" + escape_for_message(activation_function, 40) +
+            "\"; eagerlm supports GPT-2's tanh GELU (\"gelu_new\")");
   // Hugging Face's own configs of small-vocabulary GPT-2s keep GPT-2's 50256: such a model has no
   // end-of-text id, so generation never ends on one (as in Hugging Face, which never samples it).
   check_range(source, "eos_token_id", eos_token_id, 0, INT32_MAX);
@@ -120,7 +120,8 @@ std::string Config::to_json(DType weights_dtype) const {
 
 Config config_from_json(const std::string& text, const std::string& source) {
   const json j = io::parse_strict_json(text, source, kMaxConfigDepth);
-  if (!j.is_object()) throw_error(ErrorCode::kInvalidFile, source + ": expected a JSON object, got " + io::describe_json(j));
+  if (!j.is_object())
+    throw_error(ErrorCode::kInvalidFile, source + ": expected a JSON object, got " + io::describe_json(j));
   if (auto it = j.find("model_type"); it != j.end() && it->is_string() && *it != "gpt2")
     bad(source, "model_type", "is " + io::describe_json(*it) + ", expected \"gpt2\"");
 
@@ -141,7 +142,8 @@ Config config_from_json(const std::string& text, const std::string& source) {
   read_int(j, source, {"n_inner"}, c.n_inner);
   // Without an eos_token_id, GPT-2's 50256, or the last id of a smaller vocabulary (one given
   // outside the vocabulary is kept: see validate()).
-  if (!read_int(j, source, {"eos_token_id"}, c.eos_token_id)) c.eos_token_id = std::min<int64_t>(50256, c.vocab_size - 1);
+  if (!read_int(j, source, {"eos_token_id"}, c.eos_token_id))
+    c.eos_token_id = std::min<int64_t>(50256, c.vocab_size - 1);
   read_number(j, source, "layer_norm_epsilon", c.layer_norm_epsilon);
   read_number(j, source, "initializer_range", c.initializer_range);
   if (auto it = j.find("activation_function"); it != j.end() && !it->is_null()) {
@@ -152,7 +154,9 @@ Config config_from_json(const std::string& text, const std::string& source) {
   return c;
 }
 
-Config config_from_file(const std::string& path) { return config_from_json(io::read_file_limited(path, kMaxConfigBytes), path); }
+Config config_from_file(const std::string& path) {
+  return config_from_json(io::read_file_limited(path, kMaxConfigBytes), path);
+}
 
 const std::vector<std::string>& preset_names() {
   static const std::vector<std::string> names = {"gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"};

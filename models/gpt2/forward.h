@@ -38,7 +38,7 @@ struct ForwardLimits {
   bool all_logits = false;                   // plan for LogitsFor::kAllTokens
   bool target_logprobs = false;              // plan for step_logprobs (no [max_step_rows, vocab] logits)
   bool graphs = true;                        // replay decode steps as graphs where the backend has them (CUDA)
-  std::optional<DType> kv_type;  // the KV cache's type (F32, BF16, F16); nullopt: the model's
+  std::optional<DType> kv_type;              // the KV cache's type (F32, BF16, F16); nullopt: the model's
 };
 
 class ForwardPass {

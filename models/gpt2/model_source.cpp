@@ -60,8 +60,8 @@ LoadedModel load_model(const ModelSource& source, Device device, const ProgressF
     // The tokenizer first: a broken tokenizer file fails before gigabytes of weights load.
     out.tokenizer = Tokenizer::for_model_directory(source.directory);
     const bool own_tokenizer = !out.tokenizer.is_builtin();
-    out.text_problem = check_vocabularies(inspect_checkpoint(source.directory).config, out.tokenizer, own_tokenizer,
-                                          source.directory);
+    out.text_problem =
+        check_vocabularies(inspect_checkpoint(source.directory).config, out.tokenizer, own_tokenizer, source.directory);
     out.model = Model::load(source.directory, device, options);
     out.description = source.directory;
   } else {

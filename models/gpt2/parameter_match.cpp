@@ -39,9 +39,8 @@ bool same_bytes(const NamedTensor& a, const NamedTensor& b) {
 
 // The scale tensor of int8 matrix t (spec): present, F32, of the shape weights.h gives, its bytes.
 template <typename Bad>
-const NamedTensor& find_scales(const std::unordered_map<std::string, const NamedTensor*>& by_name,
-                               const NamedTensor& t, const ParameterSpec& spec, const std::string& prefix,
-                               const Bad& bad) {
+const NamedTensor& find_scales(const std::unordered_map<std::string, const NamedTensor*>& by_name, const NamedTensor& t,
+                               const ParameterSpec& spec, const std::string& prefix, const Bad& bad) {
   const int64_t inputs = *spec.matrix == WeightLayout::kInputMajor ? spec.shape[0] : spec.shape[1];
   if (inputs % kInt8Block != 0)
     bad(t.origin, "tensor " + quoted_text(t.name) + " is I8, but int8 weights need a multiple of " +
@@ -54,16 +53,17 @@ const NamedTensor& find_scales(const std::unordered_map<std::string, const Named
                       " (F32 " + want.to_string() + ")");
   const NamedTensor& s = *found->second;
   if (s.dtype_name != "F32" || s.dtype != DType::kF32)
-    bad(s.origin, "scale tensor " + quoted_text(scale_name) + " has dtype " + quoted_text(s.dtype_name) +
-                      "; expected F32");
+    bad(s.origin,
+        "scale tensor " + quoted_text(scale_name) + " has dtype " + quoted_text(s.dtype_name) + "; expected F32");
   if (s.shape != want.to_vector())
     bad(s.origin, "scale tensor " + quoted_text(scale_name) + " has shape " + shape_text(s.shape) + ", expected " +
-                      want.to_string() + " (one scale per " + std::to_string(kInt8Block) + " inputs of each output of " +
-                      quoted_text(t.name) + " " + spec.shape.to_string() + ")");
+                      want.to_string() + " (one scale per " + std::to_string(kInt8Block) +
+                      " inputs of each output of " + quoted_text(t.name) + " " + spec.shape.to_string() + ")");
   if (s.bytes != size_t(want.numel()) * sizeof(float))
-    bad(s.origin, "scale tensor " + quoted_text(scale_name) + " holds " + std::to_string(s.bytes) + " bytes, expected " +
-                      std::to_string(size_t(want.numel()) * sizeof(float)));
-  if (s.bytes > 0 && s.data == nullptr) bad(s.origin, "tensor " + quoted_text(scale_name) + " has no data (a null pointer)");
+    bad(s.origin, "scale tensor " + quoted_text(scale_name) + " holds " + std::to_string(s.bytes) +
+                      " bytes, expected " + std::to_string(size_t(want.numel()) * sizeof(float)));
+  if (s.bytes > 0 && s.data == nullptr)
+    bad(s.origin, "tensor " + quoted_text(scale_name) + " has no data (a null pointer)");
   return s;
 }
 
@@ -121,7 +121,8 @@ MatchedParameters match_parameters(const Config& config, const std::vector<Named
       bad(t.origin, "tensor " + quoted_text(name) + " has dtype " + quoted_text(t.dtype_name) +
                         "; expected F32, F16 or BF16" + (spec.matrix ? " (or I8 with a scale tensor)" : ""));
     if (*t.dtype == DType::kI8 && !spec.matrix)
-      bad(t.origin, "tensor " + quoted_text(name) + " is I8; only weight matrices (wte and the linear layers) may be int8");
+      bad(t.origin,
+          "tensor " + quoted_text(name) + " is I8; only weight matrices (wte and the linear layers) may be int8");
     if (*t.dtype == DType::kI32) bad(t.origin, "tensor " + quoted_text(name) + " has dtype I32; expected a float type");
     if (t.shape != spec.shape.to_vector())
       bad(t.origin, "tensor " + quoted_text(name) + " has shape " + shape_text(t.shape) + ", expected " +

@@ -1,9 +1,10 @@
 // Named tensors matched against the parameters a config implies: the one set of rules for every
 // source of weights, a checkpoint's files (checkpoint.h) or a caller's memory
 // (eagerlm::Model::from_parameters). Every expected tensor must be present, with dtype F32, F16
-// or BF16 (a weight matrix also I8, with its F32 scale tensor `<name>_scale`, docs/formats.md), the shape the config implies (Conv1D weights [in, out]; never transposed silently) and
-// exactly the bytes that shape needs; names may carry the `transformer.` prefix (all or none);
-// `lm_head.weight` may be absent (tied to wte) or equal to wte; the attention-mask buffers
+// or BF16 (a weight matrix also I8, with its F32 scale tensor `<name>_scale`, docs/formats.md), the shape the config
+// implies (Conv1D weights [in, out]; never transposed silently) and exactly the bytes that shape needs; names may carry
+// the `transformer.` prefix (all or none); `lm_head.weight` may be absent (tied to wte) or equal to wte; the
+// attention-mask buffers
 // `*.attn.bias` / `*.attn.masked_bias` of existing layers are ignored; anything else is an error
 // naming the tensor.
 #pragma once

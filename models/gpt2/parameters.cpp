@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "engine/core/error.h"
+#include "engine/core/weight_convert.h"
 
 namespace eagerlm::gpt2 {
 
@@ -85,6 +86,20 @@ std::optional<WeightType> stored_weight_type(const ParameterTensors& parameters)
     shared = type;
   }
   return shared;
+}
+
+ParameterTensors in_config_layout(const Config& config, const ParameterTensors& parameters) {
+  const std::vector<ParameterSpec> canonical = parameter_specs(config);
+  if (canonical.size() != parameters.specs.size())
+    throw_error(ErrorCode::kInternal, "in_config_layout: parameters do not match the config");
+  ParameterTensors out = parameters;
+  for (size_t i = 0; i < canonical.size(); ++i) {
+    const ParameterSpec& held = parameters.specs[i];
+    if (!held.matrix || !canonical[i].matrix || *held.matrix == *canonical[i].matrix) continue;
+    out.tensors[i] = with_layout(parameters.weight(held.name), *canonical[i].matrix).data;
+    out.specs[i] = canonical[i];
+  }
+  return out;
 }
 
 }  // namespace eagerlm::gpt2

@@ -58,8 +58,13 @@ struct ParameterTensors {
   // A weight matrix (spec.matrix set) with its scales, as the ops take it.
   WeightTensor weight(const std::string& name) const;
   const Tensor& scales_of(size_t i) const;  // undefined Tensor when there are none
-  size_t total_bytes() const;                // tensors and scales
+  size_t total_bytes() const;               // tensors and scales
 };
+
+// `parameters` (a model's, in canonical order) with every weight matrix in its config's layout: a
+// rearranged host copy of each one held otherwise (Backend::linear_layout), the rest shared. What
+// a checkpoint holds and what Model::from_parameters takes.
+ParameterTensors in_config_layout(const Config& config, const ParameterTensors& parameters);
 
 // The weight type a checkpoint's matrices share (nullopt when they differ, or a matrix's dtype is
 // no weight type): what a model keeps unless asked for another.

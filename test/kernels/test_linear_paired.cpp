@@ -1,8 +1,9 @@
 // linear_paired: bf16 W held in paired panels (kernels/common/weights.h) against the double
-// reference on the exact weights, within the bound of GemmMath::kBf16's products
-// (test_linear_typed.cpp derives it; typed_weights.h's bf16_math_bound); its batch invariance;
-// and, where the variant has AVX512_BF16, the same bits as the bf16 GEMM over the same W held
-// input-major (the one chain per element that both promise).
+// reference on the exact weights, under both maths: within the bound of GemmMath::kBf16's
+// products (test_linear_typed.cpp derives it; typed_weights.h's bf16_math_bound), and within
+// float32's (k + 2)·u·Σ|x·w| otherwise; its batch invariance; and the same bits as linear_typed
+// over the same W held input-major: always under float32 math, and under kBf16 where the variant
+// has AVX512_BF16 (its bf16 GEMM): the one chain per element that both promise.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -42,54 +43,64 @@ TEST_CASE("linear_paired matches the double reference", "[kernels][linear_paired
   struct Dims {
     int64_t k, n;
   };
-  for (const Dims d :
-       {Dims{2, 32}, Dims{64, 64}, Dims{98, 96}, Dims{800, 160}, Dims{64, 1}, Dims{96, 50}, Dims{130, 77}}) {
-    for (const int64_t m : {1, 2, 5, 8, 9, 17, 33, 80}) {
-      for (const bool with_bias : {false, true}) {
-        const int64_t ldx = d.k + 3, ldy = d.n + 5;
-        INFO("k=" << d.k << " n=" << d.n << " m=" << m << " bias=" << with_bias);
-        const auto w = test::random_typed_matrix(rng, WeightType::kBF16, d.k, d.n, true);
-        const auto panels = paired(w.halves, d.k, d.n);
-        const auto x = test::random_floats(rng, size_t(m * ldx), -1.0f, 1.0f);
-        const auto bias = test::random_floats(rng, size_t(d.n), -1.0f, 1.0f);
-        const float* b = with_bias ? bias.data() : nullptr;
-        auto y = test::make_strided_output(m, d.n, ldy);
-        eagerlm::cpu::linear_paired(x.data(), ldx, panels.data(), b, y.data(), ldy, m, d.k, d.n);
-        const auto want = ref::linear_typed(x.data(), ldx, w.values, b, m, d.k, d.n);
-        const auto abs_sum = ref::linear_typed(x.data(), ldx, w.values, b, m, d.k, d.n, true);
-        test::check_within(test::dense_block(y, m, d.n, ldy), want, test::bf16_math_bound(abs_sum, d.k));
+  for (const GemmMath math : {GemmMath::kBf16, GemmMath::kFp32}) {
+    for (const Dims d :
+         {Dims{2, 32}, Dims{64, 64}, Dims{98, 96}, Dims{800, 160}, Dims{64, 1}, Dims{96, 50}, Dims{130, 77}}) {
+      for (const int64_t m : {1, 2, 5, 8, 9, 17, 33, 80}) {
+        for (const bool with_bias : {false, true}) {
+          const int64_t ldx = d.k + 3, ldy = d.n + 5;
+          INFO(eagerlm::gemm_math_name(math) << " k=" << d.k << " n=" << d.n << " m=" << m << " bias=" << with_bias);
+          const auto w = test::random_typed_matrix(rng, WeightType::kBF16, d.k, d.n, true);
+          const auto panels = paired(w.halves, d.k, d.n);
+          const auto x = test::random_floats(rng, size_t(m * ldx), -1.0f, 1.0f);
+          const auto bias = test::random_floats(rng, size_t(d.n), -1.0f, 1.0f);
+          const float* b = with_bias ? bias.data() : nullptr;
+          auto y = test::make_strided_output(m, d.n, ldy);
+          eagerlm::cpu::linear_paired(x.data(), ldx, panels.data(), b, y.data(), ldy, m, d.k, d.n, math);
+          const auto want = ref::linear_typed(x.data(), ldx, w.values, b, m, d.k, d.n);
+          const auto abs_sum = ref::linear_typed(x.data(), ldx, w.values, b, m, d.k, d.n, true);
+          std::vector<double> bound = test::bf16_math_bound(abs_sum, d.k);
+          if (math == GemmMath::kFp32) {
+            for (size_t i = 0; i < bound.size(); ++i)
+              bound[i] = test::kFirstOrderMargin * double(d.k + 2) * test::kFloatEps * abs_sum[i];
+          }
+          test::check_within(test::dense_block(y, m, d.n, ldy), want, bound);
+        }
       }
     }
   }
 }
 
-TEST_CASE("linear_paired is batch-invariant, and is the bf16 GEMM's chain", "[kernels][linear_paired]") {
-  // Every element is one chain from the bias over the pairs in order (linear_paired.cpp): a row
-  // alone gives the bits it gives among others; with AVX512_BF16 the vector engine of the bf16
-  // GEMM (packing input-major W per call, past the few-row kernels) computes that same chain.
+TEST_CASE("linear_paired is batch-invariant and computes linear_typed's chain", "[kernels][linear_paired]") {
+  // Every element is one chain (linear_paired.cpp): a row alone gives the bits it gives among
+  // others; under float32 math linear_typed over the same W held input-major computes that chain
+  // at any m, and under kBf16 with AVX512_BF16 so does the vector engine of its bf16 GEMM (W
+  // packed per call, past the few-row kernels: m > 32).
   eagerlm::cpu::ScopedAmx use(false);
-  std::printf("linear_paired in variant %s: %s\n", eagerlm::cpu::active_isa(),
+  std::printf("linear_paired in variant %s: kBf16 on %s\n", eagerlm::cpu::active_isa(),
               eagerlm::cpu::has_bf16_gemm() ? "vdpbf16ps tiles, checked against the bf16 GEMM"
                                             : "float32 products (no bf16 GEMM to compare with)");
   auto rng = test::test_rng(312);
-  for (const int64_t k : {64, 770, 3072}) {
-    for (const int64_t m : {33, 80}) {
-      const int64_t n = m == 33 ? 224 : 211;
-      INFO("k=" << k << " m=" << m);
-      const auto w = test::random_typed_matrix(rng, WeightType::kBF16, k, n, true);
-      const auto panels = paired(w.halves, k, n);
-      const auto x = test::random_floats(rng, size_t(m * k), -1.0f, 1.0f);
-      const auto bias = test::random_floats(rng, size_t(n), -1.0f, 1.0f);
-      std::vector<float> all(size_t(m * n)), alone(static_cast<size_t>(n));
-      eagerlm::cpu::linear_paired(x.data(), k, panels.data(), bias.data(), all.data(), n, m, k, n);
-      for (int64_t r = 0; r < m; r += 7) {
-        eagerlm::cpu::linear_paired(x.data() + r * k, k, panels.data(), bias.data(), alone.data(), n, 1, k, n);
-        CHECK(std::memcmp(alone.data(), all.data() + r * n, size_t(n) * sizeof(float)) == 0);
+  for (const GemmMath math : {GemmMath::kBf16, GemmMath::kFp32}) {
+    for (const int64_t k : {64, 770, 3072}) {
+      for (const int64_t m : {1, 8, 33, 80}) {
+        const int64_t n = m == 33 ? 224 : 211;
+        INFO(eagerlm::gemm_math_name(math) << " k=" << k << " m=" << m);
+        const auto w = test::random_typed_matrix(rng, WeightType::kBF16, k, n, true);
+        const auto panels = paired(w.halves, k, n);
+        const auto x = test::random_floats(rng, size_t(m * k), -1.0f, 1.0f);
+        const auto bias = test::random_floats(rng, size_t(n), -1.0f, 1.0f);
+        std::vector<float> all(size_t(m * n)), alone(static_cast<size_t>(n));
+        eagerlm::cpu::linear_paired(x.data(), k, panels.data(), bias.data(), all.data(), n, m, k, n, math);
+        for (int64_t r = 0; r < m; r += 7) {
+          eagerlm::cpu::linear_paired(x.data() + r * k, k, panels.data(), bias.data(), alone.data(), n, 1, k, n, math);
+          CHECK(std::memcmp(alone.data(), all.data() + r * n, size_t(n) * sizeof(float)) == 0);
+        }
+        if (math == GemmMath::kBf16 && (!eagerlm::cpu::has_bf16_gemm() || m <= 32)) continue;
+        std::vector<float> typed(size_t(m * n));
+        eagerlm::cpu::linear_typed(x.data(), k, w.view(), bias.data(), typed.data(), n, m, k, n, math);
+        CHECK(std::memcmp(typed.data(), all.data(), all.size() * sizeof(float)) == 0);
       }
-      if (!eagerlm::cpu::has_bf16_gemm()) continue;
-      std::vector<float> gemm(size_t(m * n));
-      eagerlm::cpu::linear_typed(x.data(), k, w.view(), bias.data(), gemm.data(), n, m, k, n, GemmMath::kBf16);
-      CHECK(std::memcmp(gemm.data(), all.data(), all.size() * sizeof(float)) == 0);
     }
   }
 }

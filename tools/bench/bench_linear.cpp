@@ -6,8 +6,8 @@
 //   eagerlm-bench-linear [--isa NAME] [--runs N] [--math fp32|bf16] [--m 1,8,32,128]
 //                        [--types f32,bf16,f16,int8,blas,bf16p]
 //
-// bf16p is bf16 W held in paired panels (linear_paired, the layout of bf16 math without AMX, for
-// the block matrices and a copy of the head; bf16 math whatever --math says).//
+// bf16p is bf16 W held in paired panels (linear_paired: the layout the CPU backend holds bf16
+// layers in with AVX512_BF16 and no AMX, and a copy of the head), under --math.//
 // Per (shape, type, m), over --runs timed calls (default 15), medians of
 //   ms      wall time of one call (and best ms, the fastest: on a shared machine the two differ);
 //   GB/s    weight bytes (scales included) / time: what decode streams per call;
@@ -227,7 +227,7 @@ int main(int argc, char** argv) {
           const float* wf = reinterpret_cast<const float*>(c.data.data());
           if (paired) {
             cpu::linear_paired(x.data(), s.k, reinterpret_cast<const uint16_t*>(c.data.data()),
-                               s.transposed ? nullptr : bias.data(), y.data(), s.n, m, s.k, s.n);
+                               s.transposed ? nullptr : bias.data(), y.data(), s.n, m, s.k, s.n, opt.math);
           } else if (blas) {
             blas_product(x.data(), wf, bias.data(), y.data(), m, s.k, s.n, s.transposed);
           } else if (s.transposed) {
