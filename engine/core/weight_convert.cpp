@@ -109,7 +109,7 @@ void transpose(const T* src, T* dst, int64_t rows, int64_t cols) {
   });
 }
 
-// Input-major [k, n] bf16 to paired panels (to_panels: the last panel's padding zero) or back:
+// Input-major [k, n] 16-bit weights to paired panels (to_panels: the last panel's padding zero) or back:
 // each panel on its own thread.
 void pair_panels(uint16_t* input_major, uint16_t* panels, int64_t k, int64_t n, bool to_panels) {
   cpu::parallel_for(paired_panels(n), [&](int64_t panel) {
@@ -133,7 +133,9 @@ void pair_panels(uint16_t* input_major, uint16_t* panels, int64_t k, int64_t n, 
 
 }  // namespace
 
-bool paired_panels_fit(WeightType type, int64_t inputs) { return type == WeightType::kBF16 && inputs % 2 == 0; }
+bool paired_panels_fit(WeightType type, int64_t inputs) {
+  return (type == WeightType::kBF16 || type == WeightType::kF16) && inputs % 2 == 0;
+}
 
 WeightTensor with_layout(const WeightTensor& w, WeightLayout layout) {
   if (w.layout == layout) return w;
@@ -143,7 +145,7 @@ WeightTensor with_layout(const WeightTensor& w, WeightLayout layout) {
   const int64_t k = w.inputs(), n = w.outputs();
   if (layout == WeightLayout::kPairedPanels || w.layout == WeightLayout::kPairedPanels) {
     if (!paired_panels_fit(w.type, k))
-      throw_error(ErrorCode::kInternal, "with_layout: paired panels need bf16 with even inputs, got " +
+      throw_error(ErrorCode::kInternal, "with_layout: paired panels need bf16 or f16 with even inputs, got " +
                                             std::string(weight_type_name(w.type)) + " " + w.data.describe());
     if (layout == WeightLayout::kPairedPanels) {
       const WeightTensor in = with_layout(w, WeightLayout::kInputMajor);

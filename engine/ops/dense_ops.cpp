@@ -49,8 +49,8 @@ void linear_paired(const ExecContext& ctx, const Tensor& x, const WeightTensor& 
   expect_f32_on(ctx, x, op, "x");
   expect_f32_on(ctx, y, op, "y");
   expect_weight(ctx, w, WeightLayout::kPairedPanels, op);
-  EAGERLM_OP_EXPECT(w.type == WeightType::kBF16, op,
-                    std::string("weight must be bf16, is ") + weight_type_name(w.type));
+  EAGERLM_OP_EXPECT(w.type == WeightType::kBF16 || w.type == WeightType::kF16, op,
+                    std::string("weight must be bf16 or f16, is ") + weight_type_name(w.type));
   const int64_t ldx = row_stride(x, op, "x"), ldy = row_stride(y, op, "y");
   const int64_t m = x.size(0), k = x.size(1), n = w.outputs();
   EAGERLM_OP_EXPECT(
@@ -62,7 +62,7 @@ void linear_paired(const ExecContext& ctx, const Tensor& x, const WeightTensor& 
     EAGERLM_OP_EXPECT(bias.numel() == n && bias.is_contiguous(), op, "bias must be [n]: " + bias.describe());
     b = bias.f32();
   }
-  ctx.queue().linear_paired(x.f32(), ldx, static_cast<const uint16_t*>(w.data.raw()), b, y.f32(), ldy, m, k, n);
+  ctx.queue().linear_paired(x.f32(), ldx, w.view(), b, y.f32(), ldy, m, k, n);
 }
 
 }  // namespace

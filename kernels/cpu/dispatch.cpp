@@ -147,7 +147,7 @@ void linear_transposed_typed(const float* x, int64_t ldx, const Weights& w, floa
                              int64_t n, GemmMath math) {
   active().linear_transposed_typed(x, ldx, w, y, ldy, m, k, n, math);
 }
-void linear_paired(const float* x, int64_t ldx, const uint16_t* w, const float* bias, float* y, int64_t ldy, int64_t m,
+void linear_paired(const float* x, int64_t ldx, const Weights& w, const float* bias, float* y, int64_t ldy, int64_t m,
                    int64_t k, int64_t n, GemmMath math) {
   active().linear_paired(x, ldx, w, bias, y, ldy, m, k, n, math);
 }

@@ -1,5 +1,5 @@
-// linear_paired (cpu_kernels.inc): y = x·W + bias with bf16 W held in paired panels
-// (kernels/common/weights.h), the layout the CPU backend holds bf16 layers in where its variant
+// linear_paired (cpu_kernels.inc): y = x·W + bias with bf16 or f16 W held in paired panels
+// (kernels/common/weights.h), the layout the CPU backend holds 16-bit layers in where its variant
 // has AVX512_BF16 and no AMX tiles serve the math (engine/core/cpu_backend.cpp).
 //
 // Why a layout of our own: vdpbf16ps multiplies a vector of 16 outputs' pairs of W by one
@@ -9,12 +9,12 @@
 // pairs, each panel is one sequential stream of exactly the vectors the instruction takes: a
 // register tile of up to 8 rows × 32 outputs reads each W vector once for all its rows, with no
 // packing and no sums across lanes (2 threads on a Zen 4, 768x3072 from memory, 8 rows: 0.16 ms
-// against 0.44 for the in-place dot products). Under float32 math the same stream feeds FMAs:
-// each panel row splits into its even and odd inputs' weights (a shift and a mask widen bf16
-// exactly), one sequential stream where input-major W is read as one stream per row of a chunk.
+// against 0.44 for the in-place dot products). Under float32 math (and for f16, always) the same
+// stream feeds FMAs: each panel row splits into its even and odd inputs' weights, widened exactly,
+// one sequential stream where input-major W is read as one stream per row of a chunk.
 //
 // Every y element is one chain, whatever m, the row's place and the columns a thread gets:
-//   kBf16: acc = bias (or 0), then acc = vdpbf16ps(acc, x pair, W pair) for each pair in order:
+//   kBf16 (bf16 W): acc = bias (or 0), then acc = vdpbf16ps(acc, x pair, W pair) for each pair in order:
 //          the bf16 GEMM's chain over input-major W (its tiles carry y between blocks of pairs,
 //          which changes no bits);
 //   else:  acc = bias (or 0), then acc = fma(x[i], W[i][j], acc) for each input in order:
@@ -85,9 +85,10 @@ void panel_tile(const uint32_t* xp, int64_t ldxp, const uint32_t* panel, int64_t
   }
 }
 
-// The same tile under float32 math: x as it is, each pair's weights widened into the even and
-// odd inputs' vectors, two FMAs per pair, even input first.
-template <int R>
+// The same tile under float32 math: x as it is, each pair's weights widened exactly into the even
+// and odd inputs' vectors (bf16: a shift and a mask; f16: each half narrowed out of its word and
+// converted), two FMAs per pair, even input first.
+template <int R, bool kF16>
 void panel_tile_f32(const float* x, int64_t ldx, const uint32_t* panel, int64_t pairs, const float* bias, float* y,
                     int64_t ldy, int64_t cols) {
   const __mmask16 lanes0 = first_lanes(cols), lanes1 = first_lanes(cols - 16);
@@ -103,10 +104,14 @@ void panel_tile_f32(const float* x, int64_t ldx, const uint32_t* panel, int64_t 
   for (int64_t p = 0; p < pairs; ++p) {
     const __m512i v0 = _mm512_loadu_si512(panel + p * kPanelColumns);
     const __m512i v1 = _mm512_loadu_si512(panel + p * kPanelColumns + 16);
-    const __m512 even0 = _mm512_castsi512_ps(_mm512_slli_epi32(v0, 16));
-    const __m512 odd0 = _mm512_castsi512_ps(_mm512_and_si512(v0, high_halves));
-    const __m512 even1 = _mm512_castsi512_ps(_mm512_slli_epi32(v1, 16));
-    const __m512 odd1 = _mm512_castsi512_ps(_mm512_and_si512(v1, high_halves));
+    const __m512 even0 =
+        kF16 ? _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v0)) : _mm512_castsi512_ps(_mm512_slli_epi32(v0, 16));
+    const __m512 odd0 = kF16 ? _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(v0, 16)))
+                             : _mm512_castsi512_ps(_mm512_and_si512(v0, high_halves));
+    const __m512 even1 =
+        kF16 ? _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v1)) : _mm512_castsi512_ps(_mm512_slli_epi32(v1, 16));
+    const __m512 odd1 = kF16 ? _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(v1, 16)))
+                             : _mm512_castsi512_ps(_mm512_and_si512(v1, high_halves));
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const __m512 xe = _mm512_set1_ps(x[r * ldx + 2 * p]), xo = _mm512_set1_ps(x[r * ldx + 2 * p + 1]);
@@ -123,18 +128,80 @@ void panel_tile_f32(const float* x, int64_t ldx, const uint32_t* panel, int64_t 
   }
 }
 
+// An f16 panel widened once into float32, input by input ([k][32]): for many rows, where each
+// tile would otherwise widen every pair again (f16 takes three instructions a vector, not one).
+void widen_f16_panel(const uint32_t* panel, int64_t pairs, float* wide) {
+  for (int64_t p = 0; p < pairs; ++p) {
+    const __m512i v0 = _mm512_loadu_si512(panel + p * kPanelColumns);
+    const __m512i v1 = _mm512_loadu_si512(panel + p * kPanelColumns + 16);
+    float* even = wide + 2 * p * kPanelColumns;
+    float* odd = even + kPanelColumns;
+    _mm512_storeu_ps(even, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v0)));
+    _mm512_storeu_ps(even + 16, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v1)));
+    _mm512_storeu_ps(odd, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(v0, 16))));
+    _mm512_storeu_ps(odd + 16, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(v1, 16))));
+  }
+}
+
+// The float32 tile over a widened panel: one FMA per input and vector, inputs in order (the
+// chain of panel_tile_f32).
+template <int R>
+void wide_tile(const float* x, int64_t ldx, const float* wide, int64_t k, const float* bias, float* y, int64_t ldy,
+               int64_t cols) {
+  const __mmask16 lanes0 = first_lanes(cols), lanes1 = first_lanes(cols - 16);
+  __m512 acc[R][2];
+  const __m512 b0 = bias ? _mm512_maskz_loadu_ps(lanes0, bias) : _mm512_setzero_ps();
+  const __m512 b1 = bias ? _mm512_maskz_loadu_ps(lanes1, bias + 16) : _mm512_setzero_ps();
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    acc[r][0] = b0;
+    acc[r][1] = b1;
+  }
+  for (int64_t i = 0; i < k; ++i) {
+    const __m512 w0 = _mm512_loadu_ps(wide + i * kPanelColumns);
+    const __m512 w1 = _mm512_loadu_ps(wide + i * kPanelColumns + 16);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m512 xv = _mm512_set1_ps(x[r * ldx + i]);
+      acc[r][0] = _mm512_fmadd_ps(xv, w0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(xv, w1, acc[r][1]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    _mm512_mask_storeu_ps(y + r * ldy, lanes0, acc[r][0]);
+    _mm512_mask_storeu_ps(y + r * ldy + 16, lanes1, acc[r][1]);
+  }
+}
+
+void wide_rows(int rows, const float* x, int64_t ldx, const float* wide, int64_t k, const float* bias, float* y,
+               int64_t ldy, int64_t cols) {
+  static_assert(kRows == 8);
+  switch (rows) {
+    case 1: return wide_tile<1>(x, ldx, wide, k, bias, y, ldy, cols);
+    case 2: return wide_tile<2>(x, ldx, wide, k, bias, y, ldy, cols);
+    case 3: return wide_tile<3>(x, ldx, wide, k, bias, y, ldy, cols);
+    case 4: return wide_tile<4>(x, ldx, wide, k, bias, y, ldy, cols);
+    case 5: return wide_tile<5>(x, ldx, wide, k, bias, y, ldy, cols);
+    case 6: return wide_tile<6>(x, ldx, wide, k, bias, y, ldy, cols);
+    case 7: return wide_tile<7>(x, ldx, wide, k, bias, y, ldy, cols);
+    case 8: return wide_tile<8>(x, ldx, wide, k, bias, y, ldy, cols);
+  }
+}
+
+template <bool kF16>
 void panel_rows_f32(int rows, const float* x, int64_t ldx, const uint32_t* panel, int64_t pairs, const float* bias,
                     float* y, int64_t ldy, int64_t cols) {
   static_assert(kRows == 8);
   switch (rows) {
-    case 1: return panel_tile_f32<1>(x, ldx, panel, pairs, bias, y, ldy, cols);
-    case 2: return panel_tile_f32<2>(x, ldx, panel, pairs, bias, y, ldy, cols);
-    case 3: return panel_tile_f32<3>(x, ldx, panel, pairs, bias, y, ldy, cols);
-    case 4: return panel_tile_f32<4>(x, ldx, panel, pairs, bias, y, ldy, cols);
-    case 5: return panel_tile_f32<5>(x, ldx, panel, pairs, bias, y, ldy, cols);
-    case 6: return panel_tile_f32<6>(x, ldx, panel, pairs, bias, y, ldy, cols);
-    case 7: return panel_tile_f32<7>(x, ldx, panel, pairs, bias, y, ldy, cols);
-    case 8: return panel_tile_f32<8>(x, ldx, panel, pairs, bias, y, ldy, cols);
+    case 1: return panel_tile_f32<1, kF16>(x, ldx, panel, pairs, bias, y, ldy, cols);
+    case 2: return panel_tile_f32<2, kF16>(x, ldx, panel, pairs, bias, y, ldy, cols);
+    case 3: return panel_tile_f32<3, kF16>(x, ldx, panel, pairs, bias, y, ldy, cols);
+    case 4: return panel_tile_f32<4, kF16>(x, ldx, panel, pairs, bias, y, ldy, cols);
+    case 5: return panel_tile_f32<5, kF16>(x, ldx, panel, pairs, bias, y, ldy, cols);
+    case 6: return panel_tile_f32<6, kF16>(x, ldx, panel, pairs, bias, y, ldy, cols);
+    case 7: return panel_tile_f32<7, kF16>(x, ldx, panel, pairs, bias, y, ldy, cols);
+    case 8: return panel_tile_f32<8, kF16>(x, ldx, panel, pairs, bias, y, ldy, cols);
   }
 }
 
@@ -155,15 +222,32 @@ void panel_rows(int rows, const uint32_t* xp, int64_t ldxp, const uint32_t* pane
 
 // Columns [n0, n1) (n0 at a panel's start): x rounded to pairs once per thread, then panel by panel, each
 // panel's rows of y in tiles of kRows (the panel stays in L1/L2 for the next tile of rows).
-void columns(const float* x, int64_t ldx, const uint16_t* w, const float* bias, float* y, int64_t ldy, int64_t m,
-             int64_t k, int64_t n0, int64_t n1, GemmMath math) {
+void columns(const float* x, int64_t ldx, const uint16_t* w, bool f16, const float* bias, float* y, int64_t ldy,
+             int64_t m, int64_t k, int64_t n0, int64_t n1, GemmMath math) {
   const int64_t pairs = k / 2;
-  if (math != GemmMath::kBf16) {
+  if (f16 || math != GemmMath::kBf16) {
+    thread_local std::vector<float> wide;
+    const bool widen_once = f16 && m > kRows;
+    if (widen_once && wide.size() < size_t(k * kPanelColumns)) wide.resize(size_t(k * kPanelColumns));
     for (int64_t j0 = n0; j0 < n1; j0 += kPanelColumns) {
       const uint32_t* panel = reinterpret_cast<const uint32_t*>(w + j0 * k);
-      for (int64_t r0 = 0; r0 < m; r0 += kRows)
-        panel_rows_f32(int(std::min<int64_t>(kRows, m - r0)), x + r0 * ldx, ldx, panel, pairs,
-                       bias ? bias + j0 : nullptr, y + r0 * ldy + j0, ldy, std::min(kPanelColumns, n1 - j0));
+      const int64_t cols = std::min(kPanelColumns, n1 - j0);
+      if (widen_once) {
+        widen_f16_panel(panel, pairs, wide.data());
+        for (int64_t r0 = 0; r0 < m; r0 += kRows)
+          wide_rows(int(std::min<int64_t>(kRows, m - r0)), x + r0 * ldx, ldx, wide.data(), k,
+                    bias ? bias + j0 : nullptr, y + r0 * ldy + j0, ldy, cols);
+        continue;
+      }
+      for (int64_t r0 = 0; r0 < m; r0 += kRows) {
+        const int rows = int(std::min<int64_t>(kRows, m - r0));
+        const float* b = bias ? bias + j0 : nullptr;
+        if (f16) {
+          panel_rows_f32<true>(rows, x + r0 * ldx, ldx, panel, pairs, b, y + r0 * ldy + j0, ldy, cols);
+        } else {
+          panel_rows_f32<false>(rows, x + r0 * ldx, ldx, panel, pairs, b, y + r0 * ldy + j0, ldy, cols);
+        }
+      }
     }
     return;
   }
@@ -191,16 +275,17 @@ inline float multiply_add(float a, float b, float c) {
 
 // Both maths in scalar code: kBf16 as vdpbf16ps (x rounded, the odd input's exact product first),
 // else linear_typed's chain.
-void columns(const float* x, int64_t ldx, const uint16_t* w, const float* bias, float* y, int64_t ldy, int64_t m,
-             int64_t k, int64_t n0, int64_t n1, GemmMath math) {
+void columns(const float* x, int64_t ldx, const uint16_t* w, bool f16, const float* bias, float* y, int64_t ldy,
+             int64_t m, int64_t k, int64_t n0, int64_t n1, GemmMath math) {
+  auto widen = [f16](uint16_t h) { return f16 ? f16_to_float(h) : bf16_to_float(h); };
   for (int64_t r = 0; r < m; ++r) {
     const float* xr = x + r * ldx;
     for (int64_t j = n0; j < n1; ++j) {
       float acc = bias ? bias[j] : 0.0f;
       for (int64_t i = 0; i < k; i += 2) {
-        const float w_even = bf16_to_float(w[paired_panel_index(i, j, k)]);
-        const float w_odd = bf16_to_float(w[paired_panel_index(i + 1, j, k)]);
-        if (math == GemmMath::kBf16) {
+        const float w_even = widen(w[paired_panel_index(i, j, k)]);
+        const float w_odd = widen(w[paired_panel_index(i + 1, j, k)]);
+        if (!f16 && math == GemmMath::kBf16) {
           const float odd = bf16_to_float(float_to_bf16(xr[i + 1])) * w_odd;
           const float even = bf16_to_float(float_to_bf16(xr[i])) * w_even;
           acc += odd;
@@ -218,11 +303,14 @@ void columns(const float* x, int64_t ldx, const uint16_t* w, const float* bias, 
 
 }  // namespace
 
-void linear_paired(const float* x, int64_t ldx, const uint16_t* w, const float* bias, float* y, int64_t ldy, int64_t m,
+void linear_paired(const float* x, int64_t ldx, const Weights& w, const float* bias, float* y, int64_t ldy, int64_t m,
                    int64_t k, int64_t n, GemmMath math) {
   if (m == 0 || n == 0) return;
+  const auto* halves = static_cast<const uint16_t*>(w.data);
+  const bool f16 = w.type == WeightType::kF16;
   detail::split_columns(
-      m, k, n, [&](int64_t n0, int64_t n1) { columns(x, ldx, w, bias, y, ldy, m, k, n0, n1, math); }, kPanelColumns);
+      m, k, n, [&](int64_t n0, int64_t n1) { columns(x, ldx, halves, f16, bias, y, ldy, m, k, n0, n1, math); },
+      kPanelColumns);
 }
 
 }  // namespace eagerlm::cpu::EAGERLM_CPU_ISA

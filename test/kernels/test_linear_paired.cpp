@@ -1,5 +1,5 @@
 // linear_paired: bf16 W held in paired panels (kernels/common/weights.h) against the double
-// reference on the exact weights, under both maths: within the bound of GemmMath::kBf16's
+// reference on the exact weights (bf16 under both maths, f16 under float32 math): within the bound of GemmMath::kBf16's
 // products (test_linear_typed.cpp derives it; typed_weights.h's bf16_math_bound), and within
 // float32's (k + 2)·u·Σ|x·w| otherwise; its batch invariance; and the same bits as linear_typed
 // over the same W held input-major: always under float32 math, and under kBf16 where the variant
@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/cpu_ops.h"
@@ -24,15 +25,22 @@ using eagerlm::WeightType;
 
 namespace {
 
-// The panels of an input-major [k, n] bf16 matrix (the last one's padding NaN, which the kernel
+// The panels of an input-major [k, n] bf16 or f16 matrix (the last one's padding NaN, which the kernel
 // must not let into y: it may multiply it, but never store the products).
-std::vector<uint16_t> paired(const std::vector<uint16_t>& input_major, int64_t k, int64_t n) {
-  std::vector<uint16_t> panels(size_t(eagerlm::paired_panels(n) * eagerlm::kPairedPanelColumns * k), 0x7FC0);
+std::vector<uint16_t> paired(const std::vector<uint16_t>& input_major, int64_t k, int64_t n, WeightType type) {
+  const uint16_t nan = type == WeightType::kF16 ? 0x7E00 : 0x7FC0;
+  std::vector<uint16_t> panels(size_t(eagerlm::paired_panels(n) * eagerlm::kPairedPanelColumns * k), nan);
   for (int64_t i = 0; i < k; ++i)
     for (int64_t j = 0; j < n; ++j)
       panels[size_t(eagerlm::paired_panel_index(i, j, k))] = input_major[size_t(i * n + j)];
   return panels;
 }
+
+// The types and maths the panels run: bf16 under either, f16 under float32 math.
+constexpr std::pair<WeightType, GemmMath> kCombos[] = {
+    {WeightType::kBF16, GemmMath::kBf16}, {WeightType::kBF16, GemmMath::kFp32}, {WeightType::kF16, GemmMath::kFp32}};
+
+eagerlm::Weights w_of(WeightType type, const std::vector<uint16_t>& panels) { return {type, panels.data(), nullptr}; }
 
 }  // namespace
 
@@ -43,20 +51,21 @@ TEST_CASE("linear_paired matches the double reference", "[kernels][linear_paired
   struct Dims {
     int64_t k, n;
   };
-  for (const GemmMath math : {GemmMath::kBf16, GemmMath::kFp32}) {
+  for (const auto [type, math] : kCombos) {
     for (const Dims d :
          {Dims{2, 32}, Dims{64, 64}, Dims{98, 96}, Dims{800, 160}, Dims{64, 1}, Dims{96, 50}, Dims{130, 77}}) {
       for (const int64_t m : {1, 2, 5, 8, 9, 17, 33, 80}) {
         for (const bool with_bias : {false, true}) {
           const int64_t ldx = d.k + 3, ldy = d.n + 5;
-          INFO(eagerlm::gemm_math_name(math) << " k=" << d.k << " n=" << d.n << " m=" << m << " bias=" << with_bias);
-          const auto w = test::random_typed_matrix(rng, WeightType::kBF16, d.k, d.n, true);
-          const auto panels = paired(w.halves, d.k, d.n);
+          INFO(eagerlm::weight_type_name(type) << " " << eagerlm::gemm_math_name(math) << " k=" << d.k << " n=" << d.n
+                                               << " m=" << m << " bias=" << with_bias);
+          const auto w = test::random_typed_matrix(rng, type, d.k, d.n, true);
+          const auto panels = paired(w.halves, d.k, d.n, type);
           const auto x = test::random_floats(rng, size_t(m * ldx), -1.0f, 1.0f);
           const auto bias = test::random_floats(rng, size_t(d.n), -1.0f, 1.0f);
           const float* b = with_bias ? bias.data() : nullptr;
           auto y = test::make_strided_output(m, d.n, ldy);
-          eagerlm::cpu::linear_paired(x.data(), ldx, panels.data(), b, y.data(), ldy, m, d.k, d.n, math);
+          eagerlm::cpu::linear_paired(x.data(), ldx, w_of(type, panels), b, y.data(), ldy, m, d.k, d.n, math);
           const auto want = ref::linear_typed(x.data(), ldx, w.values, b, m, d.k, d.n);
           const auto abs_sum = ref::linear_typed(x.data(), ldx, w.values, b, m, d.k, d.n, true);
           std::vector<double> bound = test::bf16_math_bound(abs_sum, d.k);
@@ -81,19 +90,20 @@ TEST_CASE("linear_paired is batch-invariant and computes linear_typed's chain", 
               eagerlm::cpu::has_bf16_gemm() ? "vdpbf16ps tiles, checked against the bf16 GEMM"
                                             : "float32 products (no bf16 GEMM to compare with)");
   auto rng = test::test_rng(312);
-  for (const GemmMath math : {GemmMath::kBf16, GemmMath::kFp32}) {
+  for (const auto [type, math] : kCombos) {
     for (const int64_t k : {64, 770, 3072}) {
       for (const int64_t m : {1, 8, 33, 80}) {
         const int64_t n = m == 33 ? 224 : 211;
-        INFO(eagerlm::gemm_math_name(math) << " k=" << k << " m=" << m);
-        const auto w = test::random_typed_matrix(rng, WeightType::kBF16, k, n, true);
-        const auto panels = paired(w.halves, k, n);
+        INFO(eagerlm::weight_type_name(type) << " " << eagerlm::gemm_math_name(math) << " k=" << k << " m=" << m);
+        const auto w = test::random_typed_matrix(rng, type, k, n, true);
+        const auto panels = paired(w.halves, k, n, type);
         const auto x = test::random_floats(rng, size_t(m * k), -1.0f, 1.0f);
         const auto bias = test::random_floats(rng, size_t(n), -1.0f, 1.0f);
         std::vector<float> all(size_t(m * n)), alone(static_cast<size_t>(n));
-        eagerlm::cpu::linear_paired(x.data(), k, panels.data(), bias.data(), all.data(), n, m, k, n, math);
+        eagerlm::cpu::linear_paired(x.data(), k, w_of(type, panels), bias.data(), all.data(), n, m, k, n, math);
         for (int64_t r = 0; r < m; r += 7) {
-          eagerlm::cpu::linear_paired(x.data() + r * k, k, panels.data(), bias.data(), alone.data(), n, 1, k, n, math);
+          eagerlm::cpu::linear_paired(x.data() + r * k, k, w_of(type, panels), bias.data(), alone.data(), n, 1, k, n,
+                                      math);
           CHECK(std::memcmp(alone.data(), all.data() + r * n, size_t(n) * sizeof(float)) == 0);
         }
         if (math == GemmMath::kBf16 && (!eagerlm::cpu::has_bf16_gemm() || m <= 32)) continue;

@@ -186,7 +186,8 @@ TEST_CASE("linear_paired agrees across variants", "[kernels][variants]") {
   const auto bias = test::random_floats(rng, size_t(n), -1, 1);
   const auto ys = under_each_variant([&] {
     std::vector<float> y(static_cast<size_t>(m * n));
-    cpu::linear_paired(x.data(), k, panels.data(), bias.data(), y.data(), n, m, k, n, GemmMath::kBf16);
+    cpu::linear_paired(x.data(), k, {WeightType::kBF16, panels.data(), nullptr}, bias.data(), y.data(), n, m, k, n,
+                       GemmMath::kBf16);
     return y;
   });
   std::vector<double> bound(size_t(m * n));

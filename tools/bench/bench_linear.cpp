@@ -4,9 +4,9 @@
 // the variant that runs).
 //
 //   eagerlm-bench-linear [--isa NAME] [--runs N] [--math fp32|bf16] [--m 1,8,32,128]
-//                        [--types f32,bf16,f16,int8,blas,bf16p]
+//                        [--types f32,bf16,f16,int8,blas,bf16p,f16p]
 //
-// bf16p is bf16 W held in paired panels (linear_paired: the layout the CPU backend holds bf16
+// bf16p and f16p are bf16 and f16 W held in paired panels (linear_paired: the layout the CPU backend holds bf16
 // layers in with AVX512_BF16 and no AMX, and a copy of the head), under --math.//
 // Per (shape, type, m), over --runs timed calls (default 15), medians of
 //   ms      wall time of one call (and best ms, the fastest: on a shared machine the two differ);
@@ -127,11 +127,11 @@ Copy make_copy(const std::vector<float>& w, WeightType t, const Shape& s) {
   return c;
 }
 
-// The bf16 copy of an input-major W rearranged into paired panels (weights.h): what a model holds
+// The 16-bit copy (bf16 or f16) of an input-major W rearranged into paired panels (weights.h): what a model holds
 // under bf16 math on a CPU with AVX512_BF16 and no AMX.
 // A transposed shape (the head) gives its output-major W as panels just the same.
-Copy make_paired_copy(const std::vector<float>& w, const Shape& s) {
-  const Copy plain = make_copy(w, WeightType::kBF16, s);
+Copy make_paired_copy(const std::vector<float>& w, WeightType t, const Shape& s) {
+  const Copy plain = make_copy(w, t, s);
   const auto* halves = reinterpret_cast<const uint16_t*>(plain.data.data());
   Copy c;
   c.data.assign(size_t(paired_panels(s.n) * kPairedPanelColumns * s.k) * sizeof(uint16_t), 0);
@@ -158,7 +158,7 @@ Options parse(int argc, char** argv) {
     if (!value) {
       std::fprintf(stderr,
                    "usage: %s [--isa NAME] [--runs N] [--math fp32|bf16] [--m LIST] [--types LIST]\n"
-                   "types: f32 bf16 f16 int8 blas, and bf16p (bf16 in paired panels, linear_paired)\n",
+                   "types: f32 bf16 f16 int8 blas, and bf16p f16p (in paired panels, linear_paired)\n",
                    argv[0]);
       std::exit(2);
     }
@@ -184,6 +184,7 @@ Options parse(int argc, char** argv) {
 
 WeightType type_of(const std::string& name) {
   return name == "bf16" || name == "bf16p" ? WeightType::kBF16
+         : name == "f16p"                  ? WeightType::kF16
          : name == "f16"                   ? WeightType::kF16
          : name == "int8"                  ? WeightType::kInt8
                                            : WeightType::kF32;
@@ -211,12 +212,12 @@ int main(int argc, char** argv) {
     for (float& v : w) v = normal(rng);
     std::vector<float> bias(size_t(s.n), 0.01f);
     for (const std::string& type_name : opt.types) {
-      const bool blas = type_name == "blas", paired = type_name == "bf16p";
+      const bool blas = type_name == "blas", paired = type_name == "bf16p" || type_name == "f16p";
       const WeightType t = type_of(type_name);
       const int64_t bytes = weight_total_bytes(t, s.k, s.n);
       const int64_t n_copies = std::max<int64_t>(1, (kRotateBytes + bytes - 1) / bytes);
       std::vector<Copy> copies;
-      copies.push_back(paired ? make_paired_copy(w, s) : make_copy(w, t, s));
+      copies.push_back(paired ? make_paired_copy(w, t, s) : make_copy(w, t, s));
       for (int64_t c = 1; c < n_copies; ++c) copies.push_back(copies[0]);
       double ms_one = 0, ms_eight = 0;  // for the 8-rows / 1-row ratio
       for (const int64_t m : opt.ms) {
@@ -226,8 +227,8 @@ int main(int argc, char** argv) {
           const Weights wv = c.view(t);
           const float* wf = reinterpret_cast<const float*>(c.data.data());
           if (paired) {
-            cpu::linear_paired(x.data(), s.k, reinterpret_cast<const uint16_t*>(c.data.data()),
-                               s.transposed ? nullptr : bias.data(), y.data(), s.n, m, s.k, s.n, opt.math);
+            cpu::linear_paired(x.data(), s.k, Weights{t, c.data.data(), nullptr}, s.transposed ? nullptr : bias.data(),
+                               y.data(), s.n, m, s.k, s.n, opt.math);
           } else if (blas) {
             blas_product(x.data(), wf, bias.data(), y.data(), m, s.k, s.n, s.transposed);
           } else if (s.transposed) {
