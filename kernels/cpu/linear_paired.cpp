@@ -220,8 +220,9 @@ void panel_rows(int rows, const uint32_t* xp, int64_t ldxp, const uint32_t* pane
   }
 }
 
-// Columns [n0, n1) (n0 at a panel's start): x rounded to pairs once per thread, then panel by panel, each
-// panel's rows of y in tiles of kRows (the panel stays in L1/L2 for the next tile of rows).
+// Columns [n0, n1) (n0 at a panel's start), panel by panel, each panel's rows of y in tiles of
+// kRows (the panel stays in L1/L2 for the next tile of rows); under kBf16 x is rounded to pairs
+// once per thread first.
 void columns(const float* x, int64_t ldx, const uint16_t* w, bool f16, const float* bias, float* y, int64_t ldy,
              int64_t m, int64_t k, int64_t n0, int64_t n1, GemmMath math) {
   const int64_t pairs = k / 2;
