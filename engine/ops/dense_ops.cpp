@@ -11,6 +11,18 @@ using detail::expect_f32_on;
 using detail::expect_weight;
 using detail::row_stride;
 
+namespace {
+
+// The bias's data (null when it is undefined), checked to be n contiguous floats on the device.
+const float* bias_of(const ExecContext& ctx, const Tensor& bias, int64_t n, const char* op) {
+  if (!bias.defined()) return nullptr;
+  expect_f32_on(ctx, bias, op, "bias");
+  EAGERLM_OP_EXPECT(bias.numel() == n && bias.is_contiguous(), op, "bias must be [n]: " + bias.describe());
+  return bias.f32();
+}
+
+}  // namespace
+
 void linear(const ExecContext& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y) {
   const char* op = "linear";
   for (const Tensor* t : std::initializer_list<const Tensor*>{&x, &w, &y}) expect_f32_on(ctx, *t, op, "operand");
@@ -20,12 +32,7 @@ void linear(const ExecContext& ctx, const Tensor& x, const Tensor& w, const Tens
   EAGERLM_OP_EXPECT(
       w.size(0) == k && y.size(0) == m && y.size(1) == n, op,
       "shapes x " + x.shape().to_string() + " w " + w.shape().to_string() + " y " + y.shape().to_string());
-  const float* b = nullptr;
-  if (bias.defined()) {
-    expect_f32_on(ctx, bias, op, "bias");
-    EAGERLM_OP_EXPECT(bias.numel() == n && bias.is_contiguous(), op, "bias must be [n]: " + bias.describe());
-    b = bias.f32();
-  }
+  const float* b = bias_of(ctx, bias, n, op);
   ctx.queue().linear(x.f32(), ldx, w.f32(), b, y.f32(), ldy, m, k, n);
 }
 
@@ -56,12 +63,7 @@ void linear_paired(const ExecContext& ctx, const Tensor& x, const WeightTensor& 
   EAGERLM_OP_EXPECT(
       w.inputs() == k && k % 2 == 0 && y.size(0) == m && y.size(1) == n, op,
       "shapes x " + x.shape().to_string() + " w " + w.data.shape().to_string() + " y " + y.shape().to_string());
-  const float* b = nullptr;
-  if (bias.defined()) {
-    expect_f32_on(ctx, bias, op, "bias");
-    EAGERLM_OP_EXPECT(bias.numel() == n && bias.is_contiguous(), op, "bias must be [n]: " + bias.describe());
-    b = bias.f32();
-  }
+  const float* b = bias_of(ctx, bias, n, op);
   ctx.queue().linear_paired(x.f32(), ldx, w.view(), b, y.f32(), ldy, m, k, n);
 }
 
@@ -73,12 +75,11 @@ void linear(const ExecContext& ctx, const Tensor& x, const WeightTensor& w, cons
     // A layer the loader chose to hold output-major (Backend::linear_layout): the
     // head's product, then the bias row by row.
     linear_transposed(ctx, x, w, y);
-    if (!bias.defined()) return;
     const char* op = "linear (output-major)";
-    expect_f32_on(ctx, bias, op, "bias");
     const int64_t n = y.size(1), ldy = row_stride(y, op, "y");
-    EAGERLM_OP_EXPECT(bias.numel() == n && bias.is_contiguous(), op, "bias must be [n]: " + bias.describe());
-    for (int64_t r = 0; r < y.size(0); ++r) ctx.queue().add(y.f32() + r * ldy, bias.f32(), y.f32() + r * ldy, n);
+    const float* b = bias_of(ctx, bias, n, op);
+    if (b)
+      for (int64_t r = 0; r < y.size(0); ++r) ctx.queue().add(y.f32() + r * ldy, b, y.f32() + r * ldy, n);
     return;
   }
   if (w.type == WeightType::kF32) return linear(ctx, x, w.data, bias, y);
@@ -91,12 +92,7 @@ void linear(const ExecContext& ctx, const Tensor& x, const WeightTensor& w, cons
   EAGERLM_OP_EXPECT(
       w.inputs() == k && y.size(0) == m && y.size(1) == n, op,
       "shapes x " + x.shape().to_string() + " w " + w.data.shape().to_string() + " y " + y.shape().to_string());
-  const float* b = nullptr;
-  if (bias.defined()) {
-    expect_f32_on(ctx, bias, op, "bias");
-    EAGERLM_OP_EXPECT(bias.numel() == n && bias.is_contiguous(), op, "bias must be [n]: " + bias.describe());
-    b = bias.f32();
-  }
+  const float* b = bias_of(ctx, bias, n, op);
   ctx.queue().linear_typed(x.f32(), ldx, w.view(), b, y.f32(), ldy, m, k, n);
 }
 

@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/common/dtype.h"
@@ -48,10 +49,49 @@ constexpr int kRows = 8;  // rows of y per register tile: 8 × 2 accumulators
 
 #if defined(EAGERLM_CPU_HAS_AVX512BF16)
 static_assert(kPanelColumns == 32, "a panel is two vectors of 16 outputs");
+// Intrinsics in their zero-masking forms (maskz, all lanes): GCC 12 warns that the plain ones pass
+// an "undefined" vector, as weight_vectors.h notes.
 
 // The lanes below count (none when count <= 0).
 inline __mmask16 first_lanes(int64_t count) {
   return count <= 0 ? __mmask16(0) : count >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << count) - 1u);
+}
+
+// Calls f(std::integral_constant<int, R>()) for R = rows, 1 to kRows: a tile of that many rows.
+template <typename F>
+void with_rows(int rows, F&& f) {
+  static_assert(kRows == 8);
+  switch (rows) {
+    case 1: return f(std::integral_constant<int, 1>());
+    case 2: return f(std::integral_constant<int, 2>());
+    case 3: return f(std::integral_constant<int, 3>());
+    case 4: return f(std::integral_constant<int, 4>());
+    case 5: return f(std::integral_constant<int, 5>());
+    case 6: return f(std::integral_constant<int, 6>());
+    case 7: return f(std::integral_constant<int, 7>());
+    case 8: return f(std::integral_constant<int, 8>());
+  }
+}
+
+// A tile's accumulators start from the bias (or zero), lanes past the panel's outputs zero; and
+// go to y, those lanes not stored.
+template <int R>
+inline void start_tile(__m512 (&acc)[R][2], const float* bias, __mmask16 lanes0, __mmask16 lanes1) {
+  const __m512 b0 = bias ? _mm512_maskz_loadu_ps(lanes0, bias) : _mm512_setzero_ps();
+  const __m512 b1 = bias ? _mm512_maskz_loadu_ps(lanes1, bias + 16) : _mm512_setzero_ps();
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    acc[r][0] = b0;
+    acc[r][1] = b1;
+  }
+}
+template <int R>
+inline void store_tile(const __m512 (&acc)[R][2], float* y, int64_t ldy, __mmask16 lanes0, __mmask16 lanes1) {
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    _mm512_mask_storeu_ps(y + r * ldy, lanes0, acc[r][0]);
+    _mm512_mask_storeu_ps(y + r * ldy + 16, lanes1, acc[r][1]);
+  }
 }
 
 // Rows [0, R) of y, the panel's first `cols` columns (1-32; the rest of a last panel is zero
@@ -61,13 +101,7 @@ void panel_tile(const uint32_t* xp, int64_t ldxp, const uint32_t* panel, int64_t
                 int64_t ldy, int64_t cols) {
   const __mmask16 lanes0 = first_lanes(cols), lanes1 = first_lanes(cols - 16);
   __m512 acc[R][2];
-  const __m512 b0 = bias ? _mm512_maskz_loadu_ps(lanes0, bias) : _mm512_setzero_ps();
-  const __m512 b1 = bias ? _mm512_maskz_loadu_ps(lanes1, bias + 16) : _mm512_setzero_ps();
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-    acc[r][0] = b0;
-    acc[r][1] = b1;
-  }
+  start_tile<R>(acc, bias, lanes0, lanes1);
   for (int64_t p = 0; p < pairs; ++p) {
     const __m512bh w0 = (__m512bh)_mm512_loadu_si512(panel + p * kPanelColumns);
     const __m512bh w1 = (__m512bh)_mm512_loadu_si512(panel + p * kPanelColumns + 16);
@@ -78,11 +112,7 @@ void panel_tile(const uint32_t* xp, int64_t ldxp, const uint32_t* panel, int64_t
       acc[r][1] = _mm512_dpbf16_ps(acc[r][1], xv, w1);
     }
   }
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-    _mm512_mask_storeu_ps(y + r * ldy, lanes0, acc[r][0]);
-    _mm512_mask_storeu_ps(y + r * ldy + 16, lanes1, acc[r][1]);
-  }
+  store_tile<R>(acc, y, ldy, lanes0, lanes1);
 }
 
 // The same tile under float32 math: x as it is, each pair's weights widened exactly into the even
@@ -94,23 +124,19 @@ void panel_tile_f32(const float* x, int64_t ldx, const uint32_t* panel, int64_t 
   const __mmask16 lanes0 = first_lanes(cols), lanes1 = first_lanes(cols - 16);
   const __m512i high_halves = _mm512_set1_epi32(int32_t(0xFFFF0000u));
   __m512 acc[R][2];
-  const __m512 b0 = bias ? _mm512_maskz_loadu_ps(lanes0, bias) : _mm512_setzero_ps();
-  const __m512 b1 = bias ? _mm512_maskz_loadu_ps(lanes1, bias + 16) : _mm512_setzero_ps();
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-    acc[r][0] = b0;
-    acc[r][1] = b1;
-  }
+  start_tile<R>(acc, bias, lanes0, lanes1);
   for (int64_t p = 0; p < pairs; ++p) {
     const __m512i v0 = _mm512_loadu_si512(panel + p * kPanelColumns);
     const __m512i v1 = _mm512_loadu_si512(panel + p * kPanelColumns + 16);
-    const __m512 even0 =
-        kF16 ? _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v0)) : _mm512_castsi512_ps(_mm512_slli_epi32(v0, 16));
-    const __m512 odd0 = kF16 ? _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(v0, 16)))
+    const __m512 even0 = kF16 ? _mm512_maskz_cvtph_ps(0xFFFF, _mm512_maskz_cvtepi32_epi16(0xFFFF, v0))
+                              : _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xFFFF, v0, 16));
+    const __m512 odd0 = kF16 ? _mm512_maskz_cvtph_ps(
+                                   0xFFFF, _mm512_maskz_cvtepi32_epi16(0xFFFF, _mm512_maskz_srli_epi32(0xFFFF, v0, 16)))
                              : _mm512_castsi512_ps(_mm512_and_si512(v0, high_halves));
-    const __m512 even1 =
-        kF16 ? _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v1)) : _mm512_castsi512_ps(_mm512_slli_epi32(v1, 16));
-    const __m512 odd1 = kF16 ? _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(v1, 16)))
+    const __m512 even1 = kF16 ? _mm512_maskz_cvtph_ps(0xFFFF, _mm512_maskz_cvtepi32_epi16(0xFFFF, v1))
+                              : _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xFFFF, v1, 16));
+    const __m512 odd1 = kF16 ? _mm512_maskz_cvtph_ps(
+                                   0xFFFF, _mm512_maskz_cvtepi32_epi16(0xFFFF, _mm512_maskz_srli_epi32(0xFFFF, v1, 16)))
                              : _mm512_castsi512_ps(_mm512_and_si512(v1, high_halves));
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
@@ -121,11 +147,7 @@ void panel_tile_f32(const float* x, int64_t ldx, const uint32_t* panel, int64_t 
       acc[r][1] = _mm512_fmadd_ps(xo, odd1, acc[r][1]);
     }
   }
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-    _mm512_mask_storeu_ps(y + r * ldy, lanes0, acc[r][0]);
-    _mm512_mask_storeu_ps(y + r * ldy + 16, lanes1, acc[r][1]);
-  }
+  store_tile<R>(acc, y, ldy, lanes0, lanes1);
 }
 
 // An f16 panel widened once into float32, input by input ([k][32]): for many rows, where each
@@ -136,10 +158,12 @@ void widen_f16_panel(const uint32_t* panel, int64_t pairs, float* wide) {
     const __m512i v1 = _mm512_loadu_si512(panel + p * kPanelColumns + 16);
     float* even = wide + 2 * p * kPanelColumns;
     float* odd = even + kPanelColumns;
-    _mm512_storeu_ps(even, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v0)));
-    _mm512_storeu_ps(even + 16, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v1)));
-    _mm512_storeu_ps(odd, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(v0, 16))));
-    _mm512_storeu_ps(odd + 16, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(v1, 16))));
+    _mm512_storeu_ps(even, _mm512_maskz_cvtph_ps(0xFFFF, _mm512_maskz_cvtepi32_epi16(0xFFFF, v0)));
+    _mm512_storeu_ps(even + 16, _mm512_maskz_cvtph_ps(0xFFFF, _mm512_maskz_cvtepi32_epi16(0xFFFF, v1)));
+    _mm512_storeu_ps(odd, _mm512_maskz_cvtph_ps(
+                              0xFFFF, _mm512_maskz_cvtepi32_epi16(0xFFFF, _mm512_maskz_srli_epi32(0xFFFF, v0, 16))));
+    _mm512_storeu_ps(odd + 16, _mm512_maskz_cvtph_ps(0xFFFF, _mm512_maskz_cvtepi32_epi16(
+                                                                 0xFFFF, _mm512_maskz_srli_epi32(0xFFFF, v1, 16))));
   }
 }
 
@@ -150,13 +174,7 @@ void wide_tile(const float* x, int64_t ldx, const float* wide, int64_t k, const 
                int64_t cols) {
   const __mmask16 lanes0 = first_lanes(cols), lanes1 = first_lanes(cols - 16);
   __m512 acc[R][2];
-  const __m512 b0 = bias ? _mm512_maskz_loadu_ps(lanes0, bias) : _mm512_setzero_ps();
-  const __m512 b1 = bias ? _mm512_maskz_loadu_ps(lanes1, bias + 16) : _mm512_setzero_ps();
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-    acc[r][0] = b0;
-    acc[r][1] = b1;
-  }
+  start_tile<R>(acc, bias, lanes0, lanes1);
   for (int64_t i = 0; i < k; ++i) {
     const __m512 w0 = _mm512_loadu_ps(wide + i * kPanelColumns);
     const __m512 w1 = _mm512_loadu_ps(wide + i * kPanelColumns + 16);
@@ -167,57 +185,7 @@ void wide_tile(const float* x, int64_t ldx, const float* wide, int64_t k, const 
       acc[r][1] = _mm512_fmadd_ps(xv, w1, acc[r][1]);
     }
   }
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-    _mm512_mask_storeu_ps(y + r * ldy, lanes0, acc[r][0]);
-    _mm512_mask_storeu_ps(y + r * ldy + 16, lanes1, acc[r][1]);
-  }
-}
-
-void wide_rows(int rows, const float* x, int64_t ldx, const float* wide, int64_t k, const float* bias, float* y,
-               int64_t ldy, int64_t cols) {
-  static_assert(kRows == 8);
-  switch (rows) {
-    case 1: return wide_tile<1>(x, ldx, wide, k, bias, y, ldy, cols);
-    case 2: return wide_tile<2>(x, ldx, wide, k, bias, y, ldy, cols);
-    case 3: return wide_tile<3>(x, ldx, wide, k, bias, y, ldy, cols);
-    case 4: return wide_tile<4>(x, ldx, wide, k, bias, y, ldy, cols);
-    case 5: return wide_tile<5>(x, ldx, wide, k, bias, y, ldy, cols);
-    case 6: return wide_tile<6>(x, ldx, wide, k, bias, y, ldy, cols);
-    case 7: return wide_tile<7>(x, ldx, wide, k, bias, y, ldy, cols);
-    case 8: return wide_tile<8>(x, ldx, wide, k, bias, y, ldy, cols);
-  }
-}
-
-template <bool kF16>
-void panel_rows_f32(int rows, const float* x, int64_t ldx, const uint32_t* panel, int64_t pairs, const float* bias,
-                    float* y, int64_t ldy, int64_t cols) {
-  static_assert(kRows == 8);
-  switch (rows) {
-    case 1: return panel_tile_f32<1, kF16>(x, ldx, panel, pairs, bias, y, ldy, cols);
-    case 2: return panel_tile_f32<2, kF16>(x, ldx, panel, pairs, bias, y, ldy, cols);
-    case 3: return panel_tile_f32<3, kF16>(x, ldx, panel, pairs, bias, y, ldy, cols);
-    case 4: return panel_tile_f32<4, kF16>(x, ldx, panel, pairs, bias, y, ldy, cols);
-    case 5: return panel_tile_f32<5, kF16>(x, ldx, panel, pairs, bias, y, ldy, cols);
-    case 6: return panel_tile_f32<6, kF16>(x, ldx, panel, pairs, bias, y, ldy, cols);
-    case 7: return panel_tile_f32<7, kF16>(x, ldx, panel, pairs, bias, y, ldy, cols);
-    case 8: return panel_tile_f32<8, kF16>(x, ldx, panel, pairs, bias, y, ldy, cols);
-  }
-}
-
-void panel_rows(int rows, const uint32_t* xp, int64_t ldxp, const uint32_t* panel, int64_t pairs, const float* bias,
-                float* y, int64_t ldy, int64_t cols) {
-  static_assert(kRows == 8);
-  switch (rows) {
-    case 1: return panel_tile<1>(xp, ldxp, panel, pairs, bias, y, ldy, cols);
-    case 2: return panel_tile<2>(xp, ldxp, panel, pairs, bias, y, ldy, cols);
-    case 3: return panel_tile<3>(xp, ldxp, panel, pairs, bias, y, ldy, cols);
-    case 4: return panel_tile<4>(xp, ldxp, panel, pairs, bias, y, ldy, cols);
-    case 5: return panel_tile<5>(xp, ldxp, panel, pairs, bias, y, ldy, cols);
-    case 6: return panel_tile<6>(xp, ldxp, panel, pairs, bias, y, ldy, cols);
-    case 7: return panel_tile<7>(xp, ldxp, panel, pairs, bias, y, ldy, cols);
-    case 8: return panel_tile<8>(xp, ldxp, panel, pairs, bias, y, ldy, cols);
-  }
+  store_tile<R>(acc, y, ldy, lanes0, lanes1);
 }
 
 // Columns [n0, n1) (n0 at a panel's start), panel by panel, each panel's rows of y in tiles of
@@ -236,18 +204,22 @@ void columns(const float* x, int64_t ldx, const uint16_t* w, bool f16, const flo
       if (widen_once) {
         widen_f16_panel(panel, pairs, wide.data());
         for (int64_t r0 = 0; r0 < m; r0 += kRows)
-          wide_rows(int(std::min<int64_t>(kRows, m - r0)), x + r0 * ldx, ldx, wide.data(), k,
-                    bias ? bias + j0 : nullptr, y + r0 * ldy + j0, ldy, cols);
+          with_rows(int(std::min<int64_t>(kRows, m - r0)), [&](auto rows) {
+            wide_tile<rows()>(x + r0 * ldx, ldx, wide.data(), k, bias ? bias + j0 : nullptr, y + r0 * ldy + j0, ldy,
+                              cols);
+          });
         continue;
       }
       for (int64_t r0 = 0; r0 < m; r0 += kRows) {
         const int rows = int(std::min<int64_t>(kRows, m - r0));
         const float* b = bias ? bias + j0 : nullptr;
-        if (f16) {
-          panel_rows_f32<true>(rows, x + r0 * ldx, ldx, panel, pairs, b, y + r0 * ldy + j0, ldy, cols);
-        } else {
-          panel_rows_f32<false>(rows, x + r0 * ldx, ldx, panel, pairs, b, y + r0 * ldy + j0, ldy, cols);
-        }
+        with_rows(rows, [&](auto r) {
+          if (f16) {
+            panel_tile_f32<r(), true>(x + r0 * ldx, ldx, panel, pairs, b, y + r0 * ldy + j0, ldy, cols);
+          } else {
+            panel_tile_f32<r(), false>(x + r0 * ldx, ldx, panel, pairs, b, y + r0 * ldy + j0, ldy, cols);
+          }
+        });
       }
     }
     return;
@@ -260,8 +232,10 @@ void columns(const float* x, int64_t ldx, const uint16_t* w, bool f16, const flo
   for (int64_t j0 = n0; j0 < n1; j0 += kPanelColumns) {
     const uint32_t* panel = reinterpret_cast<const uint32_t*>(w + j0 * k);
     for (int64_t r0 = 0; r0 < m; r0 += kRows)
-      panel_rows(int(std::min<int64_t>(kRows, m - r0)), xp.data() + r0 * pairs, pairs, panel, pairs,
-                 bias ? bias + j0 : nullptr, y + r0 * ldy + j0, ldy, std::min(kPanelColumns, n1 - j0));
+      with_rows(int(std::min<int64_t>(kRows, m - r0)), [&](auto rows) {
+        panel_tile<rows()>(xp.data() + r0 * pairs, pairs, panel, pairs, bias ? bias + j0 : nullptr, y + r0 * ldy + j0,
+                           ldy, std::min(kPanelColumns, n1 - j0));
+      });
   }
 }
 #else
