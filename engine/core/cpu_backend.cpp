@@ -98,8 +98,9 @@ class CpuQueue final : public Queue {
                                int64_t k, int64_t n) override {
     cpu::linear_transposed_typed(x, ldx, w, y, ldy, m, k, n, math_);
   }
-  void linear_paired(const float* x, int64_t ldx, const Weights& w, const float* bias, float* y, int64_t ldy, int64_t m,
+  void linear_panels(const float* x, int64_t ldx, const Weights& w, const float* bias, float* y, int64_t ldy, int64_t m,
                      int64_t k, int64_t n) override {
+    if (w.type == WeightType::kInt8) return cpu::linear_int8_panels(x, ldx, w, bias, y, ldy, m, k, n);
     cpu::linear_paired(x, ldx, w, bias, y, ldy, m, k, n, math_);
   }
   void layer_norm(const float* x, const float* gamma, const float* beta, float* y, int64_t rows, int64_t cols,
@@ -243,19 +244,24 @@ class CpuBackend final : public Backend {
   size_t available_bytes() const override { return host_available_bytes(); }
   std::unique_ptr<Queue> create_queue() override { return std::make_unique<CpuQueue>(); }
   DeviceLimits measure_limits(int threads) override { return measure_cpu_limits(threads); }
-  // bf16 and f16 weights where the variant has AVX512_BF16: held as the kernels read them in
-  // place, with no packing per call, so that a decode step of 8 sequences streams each matrix once.
-  // - bf16 math with AMX: output-major, the tiles' first operand (bf16_gemm.h);
-  // - otherwise paired panels (linear_paired.cpp), for the AVX512_BF16 dot products under bf16
-  //   math, for FMAs under fp32 math (one sequential stream per panel where input-major W is read
-  //   row by row: one sequence decodes at about the bandwidth, docs/benchmarks.md).
-  // Inputs a multiple of 32 (whole vectors of pairs; every GPT-2 size); the panels take any
-  // outputs (the last one padded), the output head's vocabulary too.
+  // Weights held as the kernels read them in place, with no packing per call, so that a decode
+  // step of 8 sequences streams each matrix once:
+  // - bf16 and f16 where the variant has AVX512_BF16:
+  //   - bf16 math with AMX: output-major, the tiles' first operand (bf16_gemm.h);
+  //   - otherwise paired panels (linear_paired.cpp), for the AVX512_BF16 dot products under bf16
+  //     math, for FMAs under fp32 math (one sequential stream per panel where input-major W is
+  //     read row by row: one sequence decodes at about the bandwidth, docs/benchmarks.md);
+  // - int8 where the variant has AVX-512: panels (linear_int8_panels.cpp), for the same reason.
+  // Inputs a multiple of 32 (whole vectors of pairs, whole int8 blocks; every GPT-2 size); the
+  // panels take any outputs (the last one padded), the output head's vocabulary too. AVX2-only
+  // CPUs keep input-major: the panels were not measured there.
   WeightLayout linear_layout(WeightType type, int64_t inputs, int64_t /*outputs*/, GemmMath math) const override {
+    if (inputs % 32 != 0) return WeightLayout::kInputMajor;
+    if (type == WeightType::kInt8) return cpu::has_avx512_vectors() ? WeightLayout::kPanels : WeightLayout::kInputMajor;
     const bool sixteen_bits = type == WeightType::kBF16 || type == WeightType::kF16;
-    if (!sixteen_bits || inputs % 32 != 0 || !cpu::has_bf16_gemm()) return WeightLayout::kInputMajor;
+    if (!sixteen_bits || !cpu::has_bf16_gemm()) return WeightLayout::kInputMajor;
     if (math == GemmMath::kBf16 && cpu::amx_enabled()) return WeightLayout::kOutputMajor;
-    return paired_panels_fit(type, inputs) ? WeightLayout::kPairedPanels : WeightLayout::kInputMajor;
+    return panels_fit(type, inputs) ? WeightLayout::kPanels : WeightLayout::kInputMajor;
   }
 };
 

@@ -109,19 +109,20 @@ void transpose(const T* src, T* dst, int64_t rows, int64_t cols) {
   });
 }
 
-// Input-major [k, n] 16-bit weights to paired panels (to_panels: the last panel's padding zero) or back:
-// each panel on its own thread.
-void pair_panels(uint16_t* input_major, uint16_t* panels, int64_t k, int64_t n, bool to_panels) {
-  cpu::parallel_for(paired_panels(n), [&](int64_t panel) {
-    const int64_t j0 = panel * kPairedPanelColumns;
+// Input-major [k, n] elements to panels (to_panels: the last panel's padding zero) or back, each
+// panel on its own thread; at(i, j) is where W[i][j] sits in the panels (weights.h).
+template <typename T, typename At>
+void rearrange_panels(T* input_major, T* panels, int64_t k, int64_t n, bool to_panels, At at) {
+  cpu::parallel_for(panel_count(n), [&](int64_t panel) {
+    const int64_t j0 = panel * kPanelColumns;
     for (int64_t i = 0; i < k; ++i)
-      for (int64_t j = j0; j < j0 + kPairedPanelColumns; ++j) {
-        uint16_t& held = panels[paired_panel_index(i, j, k)];
+      for (int64_t j = j0; j < j0 + kPanelColumns; ++j) {
+        T& held = panels[at(i, j)];
         if (j >= n) {
-          if (to_panels) held = 0;
+          if (to_panels) held = T(0);
           continue;
         }
-        uint16_t& plain = input_major[i * n + j];
+        T& plain = input_major[i * n + j];
         if (to_panels) {
           held = plain;
         } else {
@@ -131,37 +132,68 @@ void pair_panels(uint16_t* input_major, uint16_t* panels, int64_t k, int64_t n, 
   });
 }
 
+// Between input-major `plain` and panels `held` (both allocated), int8 scales included.
+void rearrange_panels(const WeightTensor& plain, const WeightTensor& held, bool to_panels) {
+  const int64_t k = plain.inputs(), n = plain.outputs();
+  if (plain.type != WeightType::kInt8) {
+    rearrange_panels(static_cast<uint16_t*>(plain.data.raw()), static_cast<uint16_t*>(held.data.raw()), k, n, to_panels,
+                     [k](int64_t i, int64_t j) { return paired_panel_index(i, j, k); });
+    return;
+  }
+  rearrange_panels(static_cast<int8_t*>(plain.data.raw()), static_cast<int8_t*>(held.data.raw()), k, n, to_panels,
+                   [k](int64_t i, int64_t j) { return int8_panel_index(i, j, k); });
+  rearrange_panels(static_cast<float*>(plain.scales.raw()), static_cast<float*>(held.scales.raw()), k / kInt8Block, n,
+                   to_panels, [k](int64_t b, int64_t j) { return int8_panel_scale_index(b, j, k); });
+}
+
+// An empty matrix of w's type held in `layout` with this data shape (and its int8 scales).
+WeightTensor empty_like(const WeightTensor& w, WeightLayout layout, const Shape& shape, int64_t panel_outputs = 0) {
+  WeightTensor out{w.type, layout, Tensor::empty(shape, w.data.dtype(), Device::kCpu), {}, panel_outputs};
+  if (w.type == WeightType::kInt8) out.scales = Tensor::empty(scale_shape(shape, layout), DType::kF32, Device::kCpu);
+  return out;
+}
+
 }  // namespace
 
-bool paired_panels_fit(WeightType type, int64_t inputs) {
+bool panels_fit(WeightType type, int64_t inputs) {
+  if (type == WeightType::kInt8) return inputs % kInt8Block == 0;
   return (type == WeightType::kBF16 || type == WeightType::kF16) && inputs % 2 == 0;
 }
 
 WeightTensor with_layout(const WeightTensor& w, WeightLayout layout) {
   if (w.layout == layout) return w;
-  if (w.type == WeightType::kInt8 || w.device() != Device::kCpu || w.data.rank() != 2 || !w.data.is_contiguous())
-    throw_error(ErrorCode::kInternal, "with_layout: only contiguous f32/bf16/f16 matrices on the CPU, got " +
-                                          std::string(weight_type_name(w.type)) + " " + w.data.describe());
+  const bool int8 = w.type == WeightType::kInt8;
+  if (w.device() != Device::kCpu || w.data.rank() != 2 || !w.data.is_contiguous() ||
+      (int8 && (!w.scales.defined() || !w.scales.is_contiguous() || w.scales.dtype() != DType::kF32 ||
+                w.scales.shape() != scale_shape(w.data.shape(), w.layout))))
+    throw_error(ErrorCode::kInternal,
+                "with_layout: only contiguous matrices on the CPU (int8 with their scales), got " +
+                    std::string(weight_type_name(w.type)) + " " + w.data.describe());
   const int64_t k = w.inputs(), n = w.outputs();
-  if (layout == WeightLayout::kPairedPanels || w.layout == WeightLayout::kPairedPanels) {
-    if (!paired_panels_fit(w.type, k))
-      throw_error(ErrorCode::kInternal, "with_layout: paired panels need bf16 or f16 with even inputs, got " +
-                                            std::string(weight_type_name(w.type)) + " " + w.data.describe());
-    if (layout == WeightLayout::kPairedPanels) {
+  if (layout == WeightLayout::kPanels || w.layout == WeightLayout::kPanels) {
+    if (!panels_fit(w.type, k))
+      throw_error(ErrorCode::kInternal,
+                  "with_layout: panels need bf16 or f16 with even inputs or int8 with whole blocks, got " +
+                      std::string(weight_type_name(w.type)) + " " + w.data.describe());
+    if (layout == WeightLayout::kPanels) {
       const WeightTensor in = with_layout(w, WeightLayout::kInputMajor);
-      const Shape held{paired_panels(n), k * kPairedPanelColumns};
-      WeightTensor out{w.type, layout, Tensor::empty(held, w.data.dtype(), Device::kCpu), {}, n};
-      pair_panels(static_cast<uint16_t*>(in.data.raw()), static_cast<uint16_t*>(out.data.raw()), k, n, true);
+      const WeightTensor out = empty_like(w, layout, Shape{panel_count(n), k * kPanelColumns}, n);
+      rearrange_panels(in, out, true);
       return out;
     }
-    WeightTensor in{w.type, WeightLayout::kInputMajor, Tensor::empty({k, n}, w.data.dtype(), Device::kCpu), {}};
-    pair_panels(static_cast<uint16_t*>(in.data.raw()), static_cast<uint16_t*>(w.data.raw()), k, n, false);
+    const WeightTensor in = empty_like(w, WeightLayout::kInputMajor, Shape{k, n});
+    rearrange_panels(in, w, false);
     return with_layout(in, layout);
   }
   const int64_t rows = w.data.size(0), cols = w.data.size(1);
-  WeightTensor out{w.type, layout, Tensor::empty({cols, rows}, w.data.dtype(), Device::kCpu), {}};
+  const WeightTensor out = empty_like(w, layout, Shape{cols, rows});
   if (w.type == WeightType::kF32) {
     transpose(static_cast<const uint32_t*>(w.data.raw()), static_cast<uint32_t*>(out.data.raw()), rows, cols);
+  } else if (int8) {
+    transpose(static_cast<const uint8_t*>(w.data.raw()), static_cast<uint8_t*>(out.data.raw()), rows, cols);
+    // [k/32, n] and [n, k/32]: the scales turn with the weights.
+    transpose(static_cast<const uint32_t*>(w.scales.raw()), static_cast<uint32_t*>(out.scales.raw()), w.scales.size(0),
+              w.scales.size(1));
   } else {
     transpose(static_cast<const uint16_t*>(w.data.raw()), static_cast<uint16_t*>(out.data.raw()), rows, cols);
   }

@@ -23,11 +23,11 @@ WeightTensor convert_weight(const WeightTensor& source, WeightType type, Device 
                             const ConvertProgress& progress = {});
 
 // The same matrix held in `layout` (a rearranged copy on the host; `w` itself when it is held so
-// already). f32, bf16 and f16 on the CPU between input- and output-major; bf16 and f16 with even
-// inputs to and from paired panels (paired_panels_fit). Anything else, int8 among it (its scales
-// are laid out by blocks of inputs), is Error(kInternal).
+// already): f32, bf16, f16 and int8 (its scales with it) on the CPU between input- and
+// output-major; bf16 and f16 with even inputs, and int8 with whole blocks of inputs, to and from
+// panels (panels_fit). Anything else is Error(kInternal).
 WeightTensor with_layout(const WeightTensor& w, WeightLayout layout);
-// Whether a matrix of `type` with this many inputs can be held in paired panels.
-bool paired_panels_fit(WeightType type, int64_t inputs);
+// Whether a matrix of `type` with this many inputs can be held in panels.
+bool panels_fit(WeightType type, int64_t inputs);
 
 }  // namespace eagerlm

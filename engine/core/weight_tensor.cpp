@@ -21,6 +21,7 @@ std::optional<WeightType> weight_type_from_name(std::string_view name) {
 
 Shape scale_shape(const Shape& shape, WeightLayout layout) {
   if (layout == WeightLayout::kInputMajor) return Shape{shape[0] / kInt8Block, shape[1]};
+  // Output-major [n, k] and panels [⌈n/32⌉, 32·k] alike: k/32 blocks per row of data.
   return Shape{shape[0], shape[1] / kInt8Block};
 }
 

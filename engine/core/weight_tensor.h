@@ -2,8 +2,8 @@
 // (kernels/common/weights.h) and, for int8, the F32 scale tensor beside them. The matrix is 2-D
 // in one of the layouts the kernels know: input-major [in, out] (GPT-2's Conv1D weights, for
 // linear), output-major [out, in] (the tied embedding wte, for the output head and row gathers),
-// or bf16 paired panels, a tensor [⌈out/32⌉, 32·in] (for linear under bf16 math where the backend
-// prefers it; `panel_outputs` says how many outputs the padded panels hold). Cheap to copy: it
+// or panels, a tensor [⌈out/32⌉, 32·in] (for linear where the backend prefers it: Backend::
+// linear_layout; `panel_outputs` says how many outputs the padded panels hold). Cheap to copy: it
 // shares its tensors.
 #pragma once
 
@@ -22,14 +22,14 @@ struct WeightTensor {
   WeightLayout layout = WeightLayout::kInputMajor;
   Tensor data;                // [rows, cols] of storage_dtype(type), contiguous
   Tensor scales;              // int8 only: F32, scale_shape(...); undefined otherwise
-  int64_t panel_outputs = 0;  // kPairedPanels only: the outputs (the last panel is zero-padded past them)
+  int64_t panel_outputs = 0;  // kPanels only: the outputs (the last panel is zero-padded past them)
 
   bool defined() const { return data.defined(); }
   Device device() const { return data.device(); }
   int64_t inputs() const {
     return layout == WeightLayout::kInputMajor    ? data.size(0)
            : layout == WeightLayout::kOutputMajor ? data.size(1)
-                                                  : data.size(1) / kPairedPanelColumns;
+                                                  : data.size(1) / kPanelColumns;
   }
   int64_t outputs() const {
     return layout == WeightLayout::kInputMajor    ? data.size(1)
@@ -58,7 +58,7 @@ std::optional<WeightType> weight_type_of(DType dtype);
 std::optional<WeightType> weight_type_from_name(std::string_view name);
 
 // The scale tensor's shape for an int8 matrix of `shape` in `layout`: [in/32, out] input-major,
-// [out, in/32] output-major (weights.h).
+// [out, in/32] output-major, [⌈out/32⌉, in] in panels (weights.h).
 Shape scale_shape(const Shape& shape, WeightLayout layout);
 
 }  // namespace eagerlm

@@ -2,6 +2,7 @@
 // activations, embedding).
 #include <initializer_list>
 
+#include "engine/core/weight_convert.h"
 #include "engine/ops/op_checks.h"
 #include "engine/ops/ops.h"
 
@@ -50,27 +51,26 @@ void linear_transposed(const ExecContext& ctx, const Tensor& x, const Tensor& w,
 
 namespace {
 
-// A layer the loader chose to hold in paired panels (Backend::linear_layout).
-void linear_paired(const ExecContext& ctx, const Tensor& x, const WeightTensor& w, const Tensor& bias, Tensor& y) {
-  const char* op = "linear (paired panels)";
+// A layer the loader chose to hold in panels (Backend::linear_layout).
+void linear_panels(const ExecContext& ctx, const Tensor& x, const WeightTensor& w, const Tensor& bias, Tensor& y) {
+  const char* op = "linear (panels)";
   expect_f32_on(ctx, x, op, "x");
   expect_f32_on(ctx, y, op, "y");
-  expect_weight(ctx, w, WeightLayout::kPairedPanels, op);
-  EAGERLM_OP_EXPECT(w.type == WeightType::kBF16 || w.type == WeightType::kF16, op,
-                    std::string("weight must be bf16 or f16, is ") + weight_type_name(w.type));
+  expect_weight(ctx, w, WeightLayout::kPanels, op);
+  EAGERLM_OP_EXPECT(w.type != WeightType::kF32, op, "weight must be bf16, f16 or int8, is f32");
   const int64_t ldx = row_stride(x, op, "x"), ldy = row_stride(y, op, "y");
   const int64_t m = x.size(0), k = x.size(1), n = w.outputs();
   EAGERLM_OP_EXPECT(
-      w.inputs() == k && k % 2 == 0 && y.size(0) == m && y.size(1) == n, op,
+      w.inputs() == k && panels_fit(w.type, k) && y.size(0) == m && y.size(1) == n, op,
       "shapes x " + x.shape().to_string() + " w " + w.data.shape().to_string() + " y " + y.shape().to_string());
   const float* b = bias_of(ctx, bias, n, op);
-  ctx.queue().linear_paired(x.f32(), ldx, w.view(), b, y.f32(), ldy, m, k, n);
+  ctx.queue().linear_panels(x.f32(), ldx, w.view(), b, y.f32(), ldy, m, k, n);
 }
 
 }  // namespace
 
 void linear(const ExecContext& ctx, const Tensor& x, const WeightTensor& w, const Tensor& bias, Tensor& y) {
-  if (w.layout == WeightLayout::kPairedPanels) return linear_paired(ctx, x, w, bias, y);
+  if (w.layout == WeightLayout::kPanels) return linear_panels(ctx, x, w, bias, y);
   if (w.layout == WeightLayout::kOutputMajor) {
     // A layer the loader chose to hold output-major (Backend::linear_layout): the
     // head's product, then the bias row by row.

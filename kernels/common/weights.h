@@ -9,11 +9,13 @@
 //                 (linear_transposed) and by embedding lookups (row gathers).
 //
 // and a third, the kernels' own, chosen at load where it is fastest (engine/core/backend.h):
-//   paired panels [⌈n/32⌉][k/2][32][2] (bf16, k even): the outputs in panels of
-//                 kPairedPanelColumns, the last one padded with zero weights; within a panel, for
-//                 each pair of inputs p, the 32 outputs' words (W[2p][j], W[2p+1][j]): the operand
-//                 vdpbf16ps multiplies by a broadcast pair of x, so that a panel is one sequential
-//                 stream (linear_paired).
+//   panels        the outputs in panels of kPanelColumns (32), the last one padded with zero
+//                 weights, each panel one sequential stream of what the kernels multiply by a
+//                 broadcast x (linear_paired, linear_int8_panels):
+//     bf16/f16    [⌈n/32⌉][k/2][32][2] (k even, "paired panels"): for each pair of inputs p, the
+//                 32 outputs' words (W[2p][j], W[2p+1][j]): the operand vdpbf16ps takes;
+//     int8        [⌈n/32⌉][k][32]: for each input, the 32 outputs' bytes; scales
+//                 [⌈n/32⌉][k/32][32]: for each block of inputs, the 32 outputs' scales (padding 0).
 //
 // kBF16 and kF16 are IEEE-style halves (dtype.h's bf16_to_float / f16_to_float widen them
 // exactly). kInt8 is symmetric int8 with one float scale per block of kInt8Block consecutive
@@ -34,7 +36,7 @@ namespace eagerlm {
 
 enum class WeightType : uint8_t { kF32, kBF16, kF16, kInt8 };
 // The layouts above.
-enum class WeightLayout : uint8_t { kInputMajor, kOutputMajor, kPairedPanels };
+enum class WeightLayout : uint8_t { kInputMajor, kOutputMajor, kPanels };
 
 // Inputs (along k) that share one int8 scale.
 constexpr int64_t kInt8Block = 32;
@@ -50,13 +52,18 @@ constexpr const char* weight_type_name(WeightType t) {
   return t == WeightType::kF32 ? "f32" : t == WeightType::kBF16 ? "bf16" : t == WeightType::kF16 ? "f16" : "int8";
 }
 
-// Outputs per panel of the paired-panel layout, the panels of n outputs, and the index of W[i][j]
-// (input i, output j) in it.
-constexpr int64_t kPairedPanelColumns = 32;
-constexpr int64_t paired_panels(int64_t n) { return (n + kPairedPanelColumns - 1) / kPairedPanelColumns; }
+// Outputs per panel of the panel layout, the panels of n outputs, and where W[i][j] (input i,
+// output j) sits in it: bf16/f16 (paired), int8, and int8's scale of block b of output j.
+constexpr int64_t kPanelColumns = 32;
+constexpr int64_t panel_count(int64_t n) { return (n + kPanelColumns - 1) / kPanelColumns; }
 constexpr int64_t paired_panel_index(int64_t i, int64_t j, int64_t k) {
-  return (j / kPairedPanelColumns) * (k * kPairedPanelColumns) + (i / 2) * (2 * kPairedPanelColumns) +
-         (j % kPairedPanelColumns) * 2 + i % 2;
+  return (j / kPanelColumns) * (k * kPanelColumns) + (i / 2) * (2 * kPanelColumns) + (j % kPanelColumns) * 2 + i % 2;
+}
+constexpr int64_t int8_panel_index(int64_t i, int64_t j, int64_t k) {
+  return (j / kPanelColumns) * (k * kPanelColumns) + i * kPanelColumns + j % kPanelColumns;
+}
+constexpr int64_t int8_panel_scale_index(int64_t b, int64_t j, int64_t k) {
+  return (j / kPanelColumns) * k + b * kPanelColumns + j % kPanelColumns;
 }
 
 // Bytes per stored element (scales not included).

@@ -41,6 +41,8 @@ const char* active_isa();
 // Whether the active variant has a bf16 GEMM for GemmMath::kBf16 (its AVX512_BF16 dot products or
 // AMX tiles); without one kBf16 would be fp32 under another name.
 bool has_bf16_gemm();
+// Whether the active variant computes with 512-bit vectors (avx512, avx512bf16).
+bool has_avx512_vectors();
 // Why EAGERLM_CPU_ISA was not followed ("" when it was, or is unset).
 const std::string& isa_request_problem();
 

@@ -117,6 +117,8 @@ const char* active_isa() { return active().isa; }
 
 bool has_bf16_gemm() { return active().has_bf16_gemm; }
 
+bool has_avx512_vectors() { return active().has_avx512; }
+
 const std::string& isa_request_problem() {
   (void)active();
   return g_request_problem;
@@ -150,6 +152,10 @@ void linear_transposed_typed(const float* x, int64_t ldx, const Weights& w, floa
 void linear_paired(const float* x, int64_t ldx, const Weights& w, const float* bias, float* y, int64_t ldy, int64_t m,
                    int64_t k, int64_t n, GemmMath math) {
   active().linear_paired(x, ldx, w, bias, y, ldy, m, k, n, math);
+}
+void linear_int8_panels(const float* x, int64_t ldx, const Weights& w, const float* bias, float* y, int64_t ldy,
+                        int64_t m, int64_t k, int64_t n) {
+  active().linear_int8_panels(x, ldx, w, bias, y, ldy, m, k, n);
 }
 void gather_rows_typed(const Weights& w, int64_t k, const int32_t* rows, int64_t n_rows, float* out) {
   active().gather_rows_typed(w, k, rows, n_rows, out);

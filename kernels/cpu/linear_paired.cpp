@@ -38,13 +38,14 @@
 
 #include "kernels/cpu/isa_begin.h"
 
+#include "kernels/cpu/row_tiles.h"
+
 #include "kernels/cpu/bf16_gemm.h"
 
 namespace eagerlm::cpu::EAGERLM_CPU_ISA {
 
 namespace {
 
-constexpr int64_t kPanelColumns = kPairedPanelColumns;
 constexpr int kRows = 8;  // rows of y per register tile: 8 × 2 accumulators
 
 #if defined(EAGERLM_CPU_HAS_AVX512BF16)
@@ -55,22 +56,6 @@ static_assert(kPanelColumns == 32, "a panel is two vectors of 16 outputs");
 // The lanes below count (none when count <= 0).
 inline __mmask16 first_lanes(int64_t count) {
   return count <= 0 ? __mmask16(0) : count >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << count) - 1u);
-}
-
-// Calls f(std::integral_constant<int, R>()) for R = rows, 1 to kRows: a tile of that many rows.
-template <typename F>
-void with_rows(int rows, F&& f) {
-  static_assert(kRows == 8);
-  switch (rows) {
-    case 1: return f(std::integral_constant<int, 1>());
-    case 2: return f(std::integral_constant<int, 2>());
-    case 3: return f(std::integral_constant<int, 3>());
-    case 4: return f(std::integral_constant<int, 4>());
-    case 5: return f(std::integral_constant<int, 5>());
-    case 6: return f(std::integral_constant<int, 6>());
-    case 7: return f(std::integral_constant<int, 7>());
-    case 8: return f(std::integral_constant<int, 8>());
-  }
 }
 
 // A tile's accumulators start from the bias (or zero), lanes past the panel's outputs zero; and
@@ -204,7 +189,7 @@ void columns(const float* x, int64_t ldx, const uint16_t* w, bool f16, const flo
       if (widen_once) {
         widen_f16_panel(panel, pairs, wide.data());
         for (int64_t r0 = 0; r0 < m; r0 += kRows)
-          with_rows(int(std::min<int64_t>(kRows, m - r0)), [&](auto rows) {
+          with_rows<kRows>(int(std::min<int64_t>(kRows, m - r0)), [&](auto rows) {
             wide_tile<rows()>(x + r0 * ldx, ldx, wide.data(), k, bias ? bias + j0 : nullptr, y + r0 * ldy + j0, ldy,
                               cols);
           });
@@ -213,7 +198,7 @@ void columns(const float* x, int64_t ldx, const uint16_t* w, bool f16, const flo
       for (int64_t r0 = 0; r0 < m; r0 += kRows) {
         const int rows = int(std::min<int64_t>(kRows, m - r0));
         const float* b = bias ? bias + j0 : nullptr;
-        with_rows(rows, [&](auto r) {
+        with_rows<kRows>(rows, [&](auto r) {
           if (f16) {
             panel_tile_f32<r(), true>(x + r0 * ldx, ldx, panel, pairs, b, y + r0 * ldy + j0, ldy, cols);
           } else {
@@ -232,7 +217,7 @@ void columns(const float* x, int64_t ldx, const uint16_t* w, bool f16, const flo
   for (int64_t j0 = n0; j0 < n1; j0 += kPanelColumns) {
     const uint32_t* panel = reinterpret_cast<const uint32_t*>(w + j0 * k);
     for (int64_t r0 = 0; r0 < m; r0 += kRows)
-      with_rows(int(std::min<int64_t>(kRows, m - r0)), [&](auto rows) {
+      with_rows<kRows>(int(std::min<int64_t>(kRows, m - r0)), [&](auto rows) {
         panel_tile<rows()>(xp.data() + r0 * pairs, pairs, panel, pairs, bias ? bias + j0 : nullptr, y + r0 * ldy + j0,
                            ldy, std::min(kPanelColumns, n1 - j0));
       });

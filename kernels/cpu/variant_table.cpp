@@ -14,6 +14,11 @@ constexpr bool kHasBf16Gemm = true;
 #else
 constexpr bool kHasBf16Gemm = false;
 #endif
+#if defined(EAGERLM_CPU_HAS_AVX512)
+constexpr bool kHasAvx512 = true;
+#else
+constexpr bool kHasAvx512 = false;
+#endif
 }  // namespace
 #include "kernels/cpu/isa_end.h"
 
@@ -27,11 +32,13 @@ extern const KernelTable EAGERLM_CPU_TABLE(EAGERLM_CPU_ISA);
 const KernelTable EAGERLM_CPU_TABLE(EAGERLM_CPU_ISA) = {
     EAGERLM_CPU_STRING(EAGERLM_CPU_ISA),
     kHasBf16Gemm,
+    kHasAvx512,
     &EAGERLM_CPU_ISA::linear,
     &EAGERLM_CPU_ISA::linear_transposed,
     &EAGERLM_CPU_ISA::linear_typed,
     &EAGERLM_CPU_ISA::linear_transposed_typed,
     &EAGERLM_CPU_ISA::linear_paired,
+    &EAGERLM_CPU_ISA::linear_int8_panels,
     &EAGERLM_CPU_ISA::gather_rows_typed,
     &EAGERLM_CPU_ISA::widen_weights,
     &EAGERLM_CPU_ISA::quantize_int8,

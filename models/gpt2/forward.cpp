@@ -241,7 +241,7 @@ Tensor ForwardPass::run_model(const std::vector<SequenceStep>& seqs, int32_t row
   Tensor normed = h_.slice(0, 0, out_rows);
   ops::layer_norm(ctx_, selected, w.ln_f_weight, w.ln_f_bias, normed, float(c.layer_norm_epsilon));
   Tensor logits = logits_.slice(0, 0, out_rows);
-  ops::linear(ctx_, normed, w.head, Tensor{}, logits);  // output-major (wte itself) or paired panels
+  ops::linear(ctx_, normed, w.head, Tensor{}, logits);  // output-major (wte itself) or panels
   return logits;
 }
 

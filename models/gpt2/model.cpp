@@ -62,7 +62,7 @@ Model::Model(const Config& config, ParameterTensors params, Device device, Weigh
   weights_.wte = p.weight("wte.weight");
   const WeightTensor& wte = weights_.wte;
   const WeightLayout head_layout = backend_for(device).linear_layout(wte.type, wte.inputs(), wte.outputs(), gemm_math);
-  weights_.head = head_layout == WeightLayout::kPairedPanels ? with_layout(wte, head_layout) : wte;
+  weights_.head = head_layout == WeightLayout::kPanels ? with_layout(wte, head_layout) : wte;
   weights_.wpe = p.get("wpe.weight");
   weights_.ln_f_weight = p.get("ln_f.weight");
   weights_.ln_f_bias = p.get("ln_f.bias");

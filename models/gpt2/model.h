@@ -34,8 +34,8 @@ struct BlockWeights {
 
 struct ModelWeights {
   WeightTensor wte;  // [vocab, d], output-major: the token embedding and the output head (tied)
-  // The output head as the backend reads it fastest: wte itself, or a copy of it in paired panels
-  // (bf16 math on a CPU with AVX512_BF16 and no AMX: Backend::linear_layout).
+  // The output head as the backend reads it fastest: wte itself, or a copy of it in panels
+  // (where the backend holds the layers so: Backend::linear_layout).
   WeightTensor head;
   Tensor wpe;  // [n_positions, d]
   std::vector<BlockWeights> blocks;
@@ -82,7 +82,7 @@ class Model {
   DType kv_type() const { return kv_type_; }
   GemmMath gemm_math() const { return gemm_math_; }
   // Bytes of the weight matrices as held, scales included (each once: a copy of the head in
-  // paired panels, read by decode instead of wte, is not counted).
+  // panels, read by decode instead of wte, is not counted).
   size_t matrix_bytes() const;
 
  private:

@@ -96,7 +96,12 @@ ParameterTensors in_config_layout(const Config& config, const ParameterTensors& 
   for (size_t i = 0; i < canonical.size(); ++i) {
     const ParameterSpec& held = parameters.specs[i];
     if (!held.matrix || !canonical[i].matrix || *held.matrix == *canonical[i].matrix) continue;
-    out.tensors[i] = with_layout(parameters.weight(held.name), *canonical[i].matrix).data;
+    const WeightTensor plain = with_layout(parameters.weight(held.name), *canonical[i].matrix);
+    out.tensors[i] = plain.data;
+    if (plain.scales.defined()) {
+      out.scales.resize(canonical.size());
+      out.scales[i] = plain.scales;
+    }
     out.specs[i] = canonical[i];
   }
   return out;

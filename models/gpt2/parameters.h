@@ -32,7 +32,7 @@ struct ParameterSpec {
   // linear layer's weight (input-major) and the tied embedding wte (output-major). The others
   // (wpe, biases, layer norms) are always float32 to compute.
   std::optional<WeightLayout> matrix = std::nullopt;
-  // A matrix held in paired panels: its outputs (`shape` is then the padded panels' tensor).
+  // A matrix held in panels: its outputs (`shape` is then the padded panels' tensor).
   int64_t panel_outputs = 0;
 };
 

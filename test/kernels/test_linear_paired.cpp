@@ -29,7 +29,7 @@ namespace {
 // must not let into y: it may multiply it, but never store the products).
 std::vector<uint16_t> paired(const std::vector<uint16_t>& input_major, int64_t k, int64_t n, WeightType type) {
   const uint16_t nan = type == WeightType::kF16 ? 0x7E00 : 0x7FC0;
-  std::vector<uint16_t> panels(size_t(eagerlm::paired_panels(n) * eagerlm::kPairedPanelColumns * k), nan);
+  std::vector<uint16_t> panels(size_t(eagerlm::panel_count(n) * eagerlm::kPanelColumns * k), nan);
   for (int64_t i = 0; i < k; ++i)
     for (int64_t j = 0; j < n; ++j)
       panels[size_t(eagerlm::paired_panel_index(i, j, k))] = input_major[size_t(i * n + j)];

@@ -190,6 +190,18 @@ TEST_CASE("a sequence's logits are bit-identical alone and among others", "[forw
   check_batch_invariance(test::tiny_config(), {});
 }
 
+TEST_CASE("int8 weights keep a sequence's logits bit-identical among others", "[forward][batch_invariance][typed]") {
+  // Held in panels where the variant has AVX-512 (linear_int8_panels.cpp), input-major elsewhere:
+  // one chain per element either way. d = 64: whole int8 blocks.
+  INFO("int8 layers held " << (backend_for(Device::kCpu).linear_layout(WeightType::kInt8, 64, 64, GemmMath::kFp32) ==
+                                       WeightLayout::kPanels
+                                   ? "in panels"
+                                   : "input-major"));
+  ModelOptions int8;
+  int8.weights = WeightType::kInt8;
+  check_batch_invariance(test::tiny_config(2, 64, 4), int8);
+}
+
 TEST_CASE("bf16 math on paired panels keeps a sequence's logits bit-identical among others",
           "[forward][batch_invariance][typed]") {
   // Every product of a model held in panels (the block matrices and the head's copy) is one chain
@@ -197,7 +209,7 @@ TEST_CASE("bf16 math on paired panels keeps a sequence's logits bit-identical am
   const auto cfg = test::tiny_config(2, 64, 4);
   if (!cpu::has_bf16_gemm() ||
       backend_for(Device::kCpu).linear_layout(WeightType::kBF16, cfg.n_embd, cfg.n_embd, GemmMath::kBf16) !=
-          WeightLayout::kPairedPanels) {
+          WeightLayout::kPanels) {
     WARN("skipped: the " << cpu::active_isa() << " kernels hold no paired panels here (AMX, or no bf16 GEMM)");
     return;
   }

@@ -243,10 +243,9 @@ TEST_CASE("bf16 math: linear layers held as the backend prefers, near the refere
     const int64_t in = canonical[i].shape[0], out = canonical[i].shape[1];
     const WeightLayout want = cpu_backend.linear_layout(WeightType::kBF16, in, out, GemmMath::kBf16);
     CHECK(held.matrix == want);
-    CHECK(held.shape == (want == WeightLayout::kInputMajor ? canonical[i].shape
-                         : want == WeightLayout::kOutputMajor
-                             ? Shape{out, in}
-                             : Shape{out / kPairedPanelColumns, in * kPairedPanelColumns}));
+    CHECK(held.shape == (want == WeightLayout::kInputMajor    ? canonical[i].shape
+                         : want == WeightLayout::kOutputMajor ? Shape{out, in}
+                                                              : Shape{out / kPanelColumns, in * kPanelColumns}));
     rearranged += want != WeightLayout::kInputMajor;
   }
   // With a bf16 GEMM every engine reads some layout in place: AMX output-major, vdpbf16ps panels.
@@ -256,12 +255,12 @@ TEST_CASE("bf16 math: linear layers held as the backend prefers, near the refere
   const WeightTensor& head = model->weights().head;
   const WeightLayout head_layout =
       cpu_backend.linear_layout(WeightType::kBF16, c.n_embd, c.vocab_size, GemmMath::kBf16);
-  CHECK(head.layout == (head_layout == WeightLayout::kPairedPanels ? head_layout : WeightLayout::kOutputMajor));
+  CHECK(head.layout == (head_layout == WeightLayout::kPanels ? head_layout : WeightLayout::kOutputMajor));
   CHECK(head.outputs() == c.vocab_size);
   CHECK(head.inputs() == c.n_embd);
   // Under fp32 math the head is a copy only where the backend holds bf16 layers in panels then too.
-  const bool fp32_panels = cpu_backend.linear_layout(WeightType::kBF16, c.n_embd, c.vocab_size, GemmMath::kFp32) ==
-                           WeightLayout::kPairedPanels;
+  const bool fp32_panels =
+      cpu_backend.linear_layout(WeightType::kBF16, c.n_embd, c.vocab_size, GemmMath::kFp32) == WeightLayout::kPanels;
   CHECK((same_weights->weights().head.data.raw() == same_weights->weights().wte.data.raw()) == !fp32_panels);
   // Against the double reference on the same bf16 weights: activations rounded to bf16 (8
   // significant bits) before each product move each logit by a few 2^-8 of the largest.
@@ -327,8 +326,39 @@ TEST_CASE("an int8 checkpoint loads as written, with no conversion", "[typed][ch
   ModelOptions int8;
   int8.weights = WeightType::kInt8;
   const auto quantized = Model::from_parameters(c, params, Device::kCpu, int8);
+  // Every matrix held as the backend reads int8 fastest (panels with AVX-512), the head too.
+  const Backend& cpu_backend = backend_for(Device::kCpu);
+  const auto canonical = parameter_specs(c);
+  INFO("variant " << cpu::active_isa());
+  for (size_t i = 0; i < canonical.size(); ++i) {
+    if (canonical[i].matrix != WeightLayout::kInputMajor) continue;
+    const int64_t in = canonical[i].shape[0], out = canonical[i].shape[1];
+    INFO(canonical[i].name);
+    CHECK(quantized->parameters().specs[i].matrix ==
+          cpu_backend.linear_layout(WeightType::kInt8, in, out, GemmMath::kFp32));
+  }
+  const bool panels =
+      cpu_backend.linear_layout(WeightType::kInt8, c.n_embd, c.vocab_size, GemmMath::kFp32) == WeightLayout::kPanels;
+  const WeightTensor& head = quantized->weights().head;
+  CHECK(head.layout == (panels ? WeightLayout::kPanels : WeightLayout::kOutputMajor));
+  CHECK(head.outputs() == c.vocab_size);
+  CHECK(head.scales.numel() == (panels ? panel_count(c.vocab_size) * c.n_embd : c.vocab_size * c.n_embd / kInt8Block));
   test::TempDir dir;
   save_checkpoint(dir.str(), c, quantized->parameters());
+  // The checkpoint holds the quantized weights and scales in the config's layout, byte for byte.
+  {
+    const ParameterTensors stored = load_checkpoint(dir.str()).parameters;
+    const ParameterTensors held = in_config_layout(c, quantized->parameters());
+    for (size_t i = 0; i < canonical.size(); ++i) {
+      if (!canonical[i].matrix) continue;
+      INFO(canonical[i].name);
+      CHECK(stored.tensors[i].shape() == canonical[i].shape);
+      REQUIRE(stored.tensors[i].nbytes() == held.tensors[i].nbytes());
+      CHECK(std::memcmp(stored.tensors[i].raw(), held.tensors[i].raw(), held.tensors[i].nbytes()) == 0);
+      REQUIRE(stored.scales_of(i).nbytes() == held.scales_of(i).nbytes());
+      CHECK(std::memcmp(stored.scales_of(i).raw(), held.scales_of(i).raw(), held.scales_of(i).nbytes()) == 0);
+    }
+  }
   const CheckpointSummary summary = inspect_checkpoint(dir.str());
   CHECK(summary.weights == WeightType::kInt8);
   CHECK(summary.scale_count > 0);
@@ -381,7 +411,8 @@ TEST_CASE("malformed int8 scales are rejected naming the scale tensor", "[typed]
   const auto quantized = Model::from_parameters(c, test::random_parameters(c, 28), Device::kCpu, int8);
   const std::string name = "h.1.mlp.c_proj.weight_scale";
   auto with = [&](const std::function<void(ParameterTensors&, size_t)>& edit, const std::string& needle) {
-    ParameterTensors p = quantized->parameters();
+    // As a checkpoint holds them (the model may hold its matrices in panels).
+    ParameterTensors p = in_config_layout(c, quantized->parameters());
     size_t i = 0;
     while (p.specs[i].name != "h.1.mlp.c_proj.weight") ++i;
     p.scales[i] = copy_of(p.scales[i]);  // edited below: the model's own stays intact

@@ -4,10 +4,11 @@
 // the variant that runs).
 //
 //   eagerlm-bench-linear [--isa NAME] [--runs N] [--math fp32|bf16] [--m 1,8,32,128]
-//                        [--types f32,bf16,f16,int8,blas,bf16p,f16p]
+//                        [--types f32,bf16,f16,int8,blas,bf16p,f16p,int8p]
 //
-// bf16p and f16p are bf16 and f16 W held in paired panels (linear_paired: the layout the CPU backend holds bf16
-// layers in with AVX512_BF16 and no AMX, and a copy of the head), under --math.//
+// bf16p, f16p and int8p are W held in panels (linear_paired, linear_int8_panels: the layout the CPU
+// backend holds such layers in where it picks panels, and a copy of the head), under --math.
+//
 // Per (shape, type, m), over --runs timed calls (default 15), medians of
 //   ms      wall time of one call (and best ms, the fastest: on a shared machine the two differ);
 //   GB/s    weight bytes (scales included) / time: what decode streams per call;
@@ -127,18 +128,32 @@ Copy make_copy(const std::vector<float>& w, WeightType t, const Shape& s) {
   return c;
 }
 
-// The 16-bit copy (bf16 or f16) of an input-major W rearranged into paired panels (weights.h): what a model holds
-// under bf16 math on a CPU with AVX512_BF16 and no AMX.
-// A transposed shape (the head) gives its output-major W as panels just the same.
-Copy make_paired_copy(const std::vector<float>& w, WeightType t, const Shape& s) {
+// The copy of W rearranged into panels (weights.h): bf16/f16 paired, int8 with its scales; what a
+// model holds where Backend::linear_layout picks panels. A transposed shape (the head) gives its
+// output-major W as panels just the same.
+Copy make_panel_copy(const std::vector<float>& w, WeightType t, const Shape& s) {
   const Copy plain = make_copy(w, t, s);
-  const auto* halves = reinterpret_cast<const uint16_t*>(plain.data.data());
+  const int64_t padded = panel_count(s.n) * kPanelColumns;
+  auto plain_index = [&](int64_t i, int64_t j) { return s.transposed ? j * s.k + i : i * s.n + j; };
   Copy c;
-  c.data.assign(size_t(paired_panels(s.n) * kPairedPanelColumns * s.k) * sizeof(uint16_t), 0);
+  if (t == WeightType::kInt8) {
+    c.data.assign(size_t(padded * s.k), 0);
+    c.scales.assign(size_t(padded / kPanelColumns * s.k), 0.0f);
+    const int64_t blocks = s.k / kInt8Block;
+    for (int64_t j = 0; j < s.n; ++j) {
+      for (int64_t i = 0; i < s.k; ++i)
+        c.data[size_t(int8_panel_index(i, j, s.k))] = plain.data[size_t(plain_index(i, j))];
+      for (int64_t b = 0; b < blocks; ++b)
+        c.scales[size_t(int8_panel_scale_index(b, j, s.k))] =
+            plain.scales[size_t(s.transposed ? j * blocks + b : b * s.n + j)];
+    }
+    return c;
+  }
+  const auto* halves = reinterpret_cast<const uint16_t*>(plain.data.data());
+  c.data.assign(size_t(padded * s.k) * sizeof(uint16_t), 0);
   auto* panels = reinterpret_cast<uint16_t*>(c.data.data());
   for (int64_t i = 0; i < s.k; ++i)
-    for (int64_t j = 0; j < s.n; ++j)
-      panels[paired_panel_index(i, j, s.k)] = halves[s.transposed ? j * s.k + i : i * s.n + j];
+    for (int64_t j = 0; j < s.n; ++j) panels[paired_panel_index(i, j, s.k)] = halves[plain_index(i, j)];
   return c;
 }
 
@@ -158,7 +173,8 @@ Options parse(int argc, char** argv) {
     if (!value) {
       std::fprintf(stderr,
                    "usage: %s [--isa NAME] [--runs N] [--math fp32|bf16] [--m LIST] [--types LIST]\n"
-                   "types: f32 bf16 f16 int8 blas, and bf16p f16p (in paired panels, linear_paired)\n",
+                   "types: f32 bf16 f16 int8 blas, and bf16p f16p int8p (in panels: linear_paired, "
+                   "linear_int8_panels)\n",
                    argv[0]);
       std::exit(2);
     }
@@ -183,11 +199,11 @@ Options parse(int argc, char** argv) {
 }
 
 WeightType type_of(const std::string& name) {
-  return name == "bf16" || name == "bf16p" ? WeightType::kBF16
-         : name == "f16p"                  ? WeightType::kF16
-         : name == "f16"                   ? WeightType::kF16
-         : name == "int8"                  ? WeightType::kInt8
-                                           : WeightType::kF32;
+  return name == "bf16" || name == "bf16p"   ? WeightType::kBF16
+         : name == "f16p"                    ? WeightType::kF16
+         : name == "f16"                     ? WeightType::kF16
+         : name == "int8" || name == "int8p" ? WeightType::kInt8
+                                             : WeightType::kF32;
 }
 
 }  // namespace
@@ -212,12 +228,12 @@ int main(int argc, char** argv) {
     for (float& v : w) v = normal(rng);
     std::vector<float> bias(size_t(s.n), 0.01f);
     for (const std::string& type_name : opt.types) {
-      const bool blas = type_name == "blas", paired = type_name == "bf16p" || type_name == "f16p";
+      const bool blas = type_name == "blas", panels = type_name.back() == 'p';
       const WeightType t = type_of(type_name);
       const int64_t bytes = weight_total_bytes(t, s.k, s.n);
       const int64_t n_copies = std::max<int64_t>(1, (kRotateBytes + bytes - 1) / bytes);
       std::vector<Copy> copies;
-      copies.push_back(paired ? make_paired_copy(w, t, s) : make_copy(w, t, s));
+      copies.push_back(panels ? make_panel_copy(w, t, s) : make_copy(w, t, s));
       for (int64_t c = 1; c < n_copies; ++c) copies.push_back(copies[0]);
       double ms_one = 0, ms_eight = 0;  // for the 8-rows / 1-row ratio
       for (const int64_t m : opt.ms) {
@@ -226,9 +242,11 @@ int main(int argc, char** argv) {
         auto call = [&](const Copy& c) {
           const Weights wv = c.view(t);
           const float* wf = reinterpret_cast<const float*>(c.data.data());
-          if (paired) {
-            cpu::linear_paired(x.data(), s.k, Weights{t, c.data.data(), nullptr}, s.transposed ? nullptr : bias.data(),
-                               y.data(), s.n, m, s.k, s.n, opt.math);
+          const float* b = s.transposed ? nullptr : bias.data();
+          if (panels && t == WeightType::kInt8) {
+            cpu::linear_int8_panels(x.data(), s.k, wv, b, y.data(), s.n, m, s.k, s.n);
+          } else if (panels) {
+            cpu::linear_paired(x.data(), s.k, wv, b, y.data(), s.n, m, s.k, s.n, opt.math);
           } else if (blas) {
             blas_product(x.data(), wf, bias.data(), y.data(), m, s.k, s.n, s.transposed);
           } else if (s.transposed) {

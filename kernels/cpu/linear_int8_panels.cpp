@@ -1,0 +1,146 @@
+// linear_int8_panels (cpu_kernels.inc): y = x·W + bias with int8 W held in panels (weights.h:
+// [⌈n/32⌉][k][32] bytes, scales [⌈n/32⌉][k/32][32]), the layout the CPU backend holds int8 layers
+// in where the variant has AVX-512 (engine/core/cpu_backend.cpp).
+//
+// Why: linear_typed reads input-major W [k, n] a chunk of rows at a time, one stream per row at a
+// stride of n bytes; at one row of x an int8 decode step then ran at 1.5-1.7x the weights' stream
+// on a Zen 4 (docs/benchmarks.md). A panel is one sequential stream of blocks of 32 inputs × 32
+// outputs (1 KiB) and a second one of their 128 bytes of scales; a register tile of up to kRows
+// rows × 32 outputs reads each weight vector once for all its rows.
+//
+// Every y element is linear_typed's int8 chain, whatever m, the row's place and the columns a
+// thread gets (so the layout changes no bits, and a row gives the same bits alone or in a batch):
+//   acc = bias (or 0); for each block of kInt8Block inputs, in order:
+//     part = 0, part = fma(x[i], q[i][j], part) for each input of the block in order,
+//     acc = fma(scale[block][j], part, acc).
+// acc lives in y between blocks (a stored float reloads unchanged). Past kRows rows each panel is
+// widened once into float32 (exactly: q, unscaled) and the tiles read that instead of converting
+// every vector again for every group of rows.
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include <algorithm>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/common/dtype.h"
+#include "kernels/common/weights.h"
+#include "kernels/cpu/column_split.h"
+#include "kernels/cpu/cpu_ops.h"
+
+#include "kernels/cpu/isa_begin.h"
+
+#include "kernels/cpu/row_tiles.h"
+
+#include "kernels/cpu/weight_vectors.h"
+
+namespace eagerlm::cpu::EAGERLM_CPU_ISA {
+
+namespace {
+
+using simd::kLanes;
+using simd::VecF;
+
+constexpr int kVectors = int(kPanelColumns) / kLanes;  // vectors across one panel's 32 outputs
+static_assert(kVectors * kLanes == kPanelColumns);
+// Rows per register tile: R·kVectors block sums, kVectors weight vectors and an x broadcast fit
+// the register file (32 vectors with AVX-512, 16 with AVX2; the generic variant is for tests).
+#if defined(EAGERLM_CPU_HAS_AVX512)
+constexpr int kRows = 8;
+#elif defined(EAGERLM_CPU_HAS_AVX2)
+constexpr int kRows = 2;
+#else
+constexpr int kRows = 1;
+#endif
+
+// Lanes of vector c that hold one of the panel's first `cols` outputs.
+inline int lanes_of(int c, int64_t cols) { return int(std::clamp<int64_t>(cols - c * kLanes, 0, kLanes)); }
+
+// Rows [0, R) of y, the panel's first `cols` outputs, one block of inputs: the chain above. q is
+// the block's [kInt8Block][32] weights (int8, or float widened from them), scales its 32 scales
+// (zero past the outputs), x the block's inputs; first: acc starts from the bias (or 0), else from y.
+template <typename S, int R>
+void block_tile(const float* x, int64_t ldx, const S* q, const float* scales, const float* bias, float* y, int64_t ldy,
+                int64_t cols, bool first) {
+  constexpr WeightType kStored = std::is_same_v<S, int8_t> ? WeightType::kInt8 : WeightType::kF32;
+  VecF part[R][kVectors];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 8
+    for (int c = 0; c < kVectors; ++c) part[r][c] = simd::zero();
+  }
+  for (int64_t i = 0; i < kInt8Block; ++i) {
+    VecF wv[kVectors];
+#pragma GCC unroll 8
+    for (int c = 0; c < kVectors; ++c) wv[c] = simd::load<kStored>(q + i * kPanelColumns + c * kLanes);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const VecF xv = simd::splat(x[r * ldx + i]);
+#pragma GCC unroll 8
+      for (int c = 0; c < kVectors; ++c) part[r][c] = simd::fma(xv, wv[c], part[r][c]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int c = 0; c < kVectors; ++c) {
+    const int lanes = lanes_of(c, cols);
+    const VecF s = simd::load<WeightType::kF32>(scales + c * kLanes);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      float* yv = y + r * ldy + c * kLanes;
+      const VecF acc = !first ? simd::load_floats(yv, lanes)
+                       : bias ? simd::load_floats(bias + c * kLanes, lanes)
+                              : simd::zero();
+      simd::store(yv, simd::fma(s, part[r][c], acc), lanes);
+    }
+  }
+}
+
+// Rows [0, R) of y over one whole panel, block by block.
+template <typename S, int R>
+void panel_tile(const float* x, int64_t ldx, const S* panel, const float* scales, int64_t k, const float* bias,
+                float* y, int64_t ldy, int64_t cols) {
+  for (int64_t b = 0; b < k / kInt8Block; ++b)
+    block_tile<S, R>(x + b * kInt8Block, ldx, panel + b * kInt8Block * kPanelColumns, scales + b * kPanelColumns, bias,
+                     y, ldy, cols, b == 0);
+}
+
+// Columns [n0, n1) (n0 at a panel's start), panel by panel, each panel's rows in tiles of kRows.
+void columns(const float* x, int64_t ldx, const int8_t* w, const float* scales, const float* bias, float* y,
+             int64_t ldy, int64_t m, int64_t k, int64_t n0, int64_t n1) {
+  thread_local std::vector<float> wide;
+  const bool widen_once = m > kRows;
+  if (widen_once && wide.size() < size_t(k * kPanelColumns)) wide.resize(size_t(k * kPanelColumns));
+  for (int64_t j0 = n0; j0 < n1; j0 += kPanelColumns) {
+    const int8_t* panel = w + j0 * k;
+    const float* panel_scales = scales + j0 / kPanelColumns * k;
+    const int64_t cols = std::min(kPanelColumns, n1 - j0);
+    const float* b = bias ? bias + j0 : nullptr;
+    if (widen_once)
+      for (int64_t e = 0; e < k * kPanelColumns; e += kLanes)
+        simd::store(wide.data() + e, simd::load<WeightType::kInt8>(panel + e), kLanes);
+    for (int64_t r0 = 0; r0 < m; r0 += kRows)
+      with_rows<kRows>(int(std::min<int64_t>(kRows, m - r0)), [&](auto rows) {
+        if (widen_once) {
+          panel_tile<float, rows()>(x + r0 * ldx, ldx, wide.data(), panel_scales, k, b, y + r0 * ldy + j0, ldy, cols);
+        } else {
+          panel_tile<int8_t, rows()>(x + r0 * ldx, ldx, panel, panel_scales, k, b, y + r0 * ldy + j0, ldy, cols);
+        }
+      });
+  }
+}
+
+}  // namespace
+
+void linear_int8_panels(const float* x, int64_t ldx, const Weights& w, const float* bias, float* y, int64_t ldy,
+                        int64_t m, int64_t k, int64_t n) {
+  if (m == 0 || n == 0) return;
+  const auto* q = static_cast<const int8_t*>(w.data);
+  detail::split_columns(
+      m, k, n, [&](int64_t n0, int64_t n1) { columns(x, ldx, q, w.scales, bias, y, ldy, m, k, n0, n1); },
+      kPanelColumns);
+}
+
+}  // namespace eagerlm::cpu::EAGERLM_CPU_ISA
+
+#include "kernels/cpu/isa_end.h"
