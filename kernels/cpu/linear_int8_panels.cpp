@@ -13,7 +13,8 @@
 //   acc = bias (or 0); for each block of kInt8Block inputs, in order:
 //     part = 0, part = fma(x[i], q[i][j], part) for each input of the block in order,
 //     acc = fma(scale[block][j], part, acc).
-// acc lives in y between blocks (a stored float reloads unchanged). Past kRows rows each panel is
+// acc lives in y between blocks (a stored float reloads unchanged), and so between the passes
+// over the inputs that keep a tile's rows of x in L1 (row_tiles.h). Past kRows rows each panel is
 // widened once into float32 (exactly: q, unscaled) and the tiles read that instead of converting
 // every vector again for every group of rows.
 #if defined(__x86_64__)
@@ -96,37 +97,49 @@ void block_tile(const float* x, int64_t ldx, const S* q, const float* scales, co
   }
 }
 
-// Rows [0, R) of y over one whole panel, block by block.
+// Rows [0, R) of y over `len` inputs of a panel (a pass: x, panel and scales start at its first
+// input), block by block; first: the pass is the call's first.
 template <typename S, int R>
-void panel_tile(const float* x, int64_t ldx, const S* panel, const float* scales, int64_t k, const float* bias,
-                float* y, int64_t ldy, int64_t cols) {
-  for (int64_t b = 0; b < k / kInt8Block; ++b)
+void panel_tile(const float* x, int64_t ldx, const S* panel, const float* scales, int64_t len, const float* bias,
+                bool first, float* y, int64_t ldy, int64_t cols) {
+  for (int64_t b = 0; b < len / kInt8Block; ++b)
     block_tile<S, R>(x + b * kInt8Block, ldx, panel + b * kInt8Block * kPanelColumns, scales + b * kPanelColumns, bias,
-                     y, ldy, cols, b == 0);
+                     y, ldy, cols, first && b == 0);
 }
 
-// Columns [n0, n1) (n0 at a panel's start), panel by panel, each panel's rows in tiles of kRows.
+// Columns [n0, n1) (n0 at a panel's start): passes over the inputs (row_tiles.h:
+// inputs_per_pass, whole blocks), in each pass panel by panel, each panel's rows in tiles of kRows.
 void columns(const float* x, int64_t ldx, const int8_t* w, const float* scales, const float* bias, float* y,
              int64_t ldy, int64_t m, int64_t k, int64_t n0, int64_t n1) {
-  thread_local std::vector<float> wide;
   const bool widen_once = m > kRows;
-  if (widen_once && wide.size() < size_t(k * kPanelColumns)) wide.resize(size_t(k * kPanelColumns));
-  for (int64_t j0 = n0; j0 < n1; j0 += kPanelColumns) {
-    const int8_t* panel = w + j0 * k;
-    const float* panel_scales = scales + j0 / kPanelColumns * k;
-    const int64_t cols = std::min(kPanelColumns, n1 - j0);
-    const float* b = bias ? bias + j0 : nullptr;
-    if (widen_once)
-      for (int64_t e = 0; e < k * kPanelColumns; e += kLanes)
-        simd::store(wide.data() + e, simd::load<WeightType::kInt8>(panel + e), kLanes);
-    for (int64_t r0 = 0; r0 < m; r0 += kRows)
-      with_rows<kRows>(int(std::min<int64_t>(kRows, m - r0)), [&](auto rows) {
-        if (widen_once) {
-          panel_tile<float, rows()>(x + r0 * ldx, ldx, wide.data(), panel_scales, k, b, y + r0 * ldy + j0, ldy, cols);
-        } else {
-          panel_tile<int8_t, rows()>(x + r0 * ldx, ldx, panel, panel_scales, k, b, y + r0 * ldy + j0, ldy, cols);
-        }
-      });
+  const int64_t pass = inputs_per_pass(std::min<int64_t>(m, kRows), k, kInt8Block);
+  thread_local std::vector<float> xs, wide;
+  const int64_t ldp = copied_x_stride(pass);
+  if (xs.size() < size_t(m * ldp)) xs.resize(size_t(m * ldp));
+  if (widen_once && wide.size() < size_t(pass * kPanelColumns)) wide.resize(size_t(pass * kPanelColumns));
+  for (int64_t i0 = 0; i0 < k; i0 += pass) {
+    const int64_t len = std::min(pass, k - i0);
+    copy_x(x + i0, ldx, m, len, xs.data(), ldp);
+    for (int64_t j0 = n0; j0 < n1; j0 += kPanelColumns) {
+      const int8_t* panel = w + j0 * k + i0 * kPanelColumns;
+      // Block i0/32 of the panel's scales (int8_panel_scale_index).
+      const float* panel_scales = scales + j0 / kPanelColumns * k + i0;
+      const int64_t cols = std::min(kPanelColumns, n1 - j0);
+      const float* b = bias ? bias + j0 : nullptr;
+      if (widen_once)
+        for (int64_t e = 0; e < len * kPanelColumns; e += kLanes)
+          simd::store(wide.data() + e, simd::load<WeightType::kInt8>(panel + e), kLanes);
+      for (int64_t r0 = 0; r0 < m; r0 += kRows)
+        with_rows<kRows>(int(std::min<int64_t>(kRows, m - r0)), [&](auto rows) {
+          const float* xt = xs.data() + r0 * ldp;
+          float* yt = y + r0 * ldy + j0;
+          if (widen_once) {
+            panel_tile<float, rows()>(xt, ldp, wide.data(), panel_scales, len, b, i0 == 0, yt, ldy, cols);
+          } else {
+            panel_tile<int8_t, rows()>(xt, ldp, panel, panel_scales, len, b, i0 == 0, yt, ldy, cols);
+          }
+        });
+    }
   }
 }
 

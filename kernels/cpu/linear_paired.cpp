@@ -13,6 +13,9 @@
 // stream feeds FMAs: each panel row splits into its even and odd inputs' weights, widened exactly,
 // one sequential stream where input-major W is read as one stream per row of a chunk.
 //
+// Under float32 math, where a tile's rows of x would not stay in L1 (8 rows of 3072 inputs), the
+// inputs are taken in passes (row_tiles.h: inputs_per_pass), y carried between them.
+//
 // Every y element is one chain, whatever m, the row's place and the columns a thread gets:
 //   kBf16 (bf16 W): acc = bias (or 0), then acc = vdpbf16ps(acc, x pair, W pair) for each pair in order:
 //          the bf16 GEMM's chain over input-major W (its tiles carry y between blocks of pairs,
@@ -58,10 +61,20 @@ inline __mmask16 first_lanes(int64_t count) {
   return count <= 0 ? __mmask16(0) : count >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << count) - 1u);
 }
 
-// A tile's accumulators start from the bias (or zero), lanes past the panel's outputs zero; and
-// go to y, those lanes not stored.
+// A tile's accumulators start from the bias (or zero) on the first pass over the inputs, else
+// from what the last pass stored in y (a stored float reloads unchanged: the chain goes on), lanes
+// past the panel's outputs zero; and go to y, those lanes not stored.
 template <int R>
-inline void start_tile(__m512 (&acc)[R][2], const float* bias, __mmask16 lanes0, __mmask16 lanes1) {
+inline void start_tile(__m512 (&acc)[R][2], const float* bias, bool first, const float* y, int64_t ldy,
+                       __mmask16 lanes0, __mmask16 lanes1) {
+  if (!first) {
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      acc[r][0] = _mm512_maskz_loadu_ps(lanes0, y + r * ldy);
+      acc[r][1] = _mm512_maskz_loadu_ps(lanes1, y + r * ldy + 16);
+    }
+    return;
+  }
   const __m512 b0 = bias ? _mm512_maskz_loadu_ps(lanes0, bias) : _mm512_setzero_ps();
   const __m512 b1 = bias ? _mm512_maskz_loadu_ps(lanes1, bias + 16) : _mm512_setzero_ps();
 #pragma GCC unroll 8
@@ -80,13 +93,14 @@ inline void store_tile(const __m512 (&acc)[R][2], float* y, int64_t ldy, __mmask
 }
 
 // Rows [0, R) of y, the panel's first `cols` columns (1-32; the rest of a last panel is zero
-// padding, computed and not stored): y = bias + Σ_p x pair · W pair over `pairs`.
+// padding, computed and not stored), one pass: y = (first ? bias : y) + Σ_p x pair · W pair over
+// the pass's `pairs` (xp and panel start at its first pair).
 template <int R>
-void panel_tile(const uint32_t* xp, int64_t ldxp, const uint32_t* panel, int64_t pairs, const float* bias, float* y,
-                int64_t ldy, int64_t cols) {
+void panel_tile(const uint32_t* xp, int64_t ldxp, const uint32_t* panel, int64_t pairs, const float* bias, bool first,
+                float* y, int64_t ldy, int64_t cols) {
   const __mmask16 lanes0 = first_lanes(cols), lanes1 = first_lanes(cols - 16);
   __m512 acc[R][2];
-  start_tile<R>(acc, bias, lanes0, lanes1);
+  start_tile<R>(acc, bias, first, y, ldy, lanes0, lanes1);
   for (int64_t p = 0; p < pairs; ++p) {
     const __m512bh w0 = (__m512bh)_mm512_loadu_si512(panel + p * kPanelColumns);
     const __m512bh w1 = (__m512bh)_mm512_loadu_si512(panel + p * kPanelColumns + 16);
@@ -104,12 +118,12 @@ void panel_tile(const uint32_t* xp, int64_t ldxp, const uint32_t* panel, int64_t
 // and odd inputs' vectors (bf16: a shift and a mask; f16: each half narrowed out of its word and
 // converted), two FMAs per pair, even input first.
 template <int R, bool kF16>
-void panel_tile_f32(const float* x, int64_t ldx, const uint32_t* panel, int64_t pairs, const float* bias, float* y,
-                    int64_t ldy, int64_t cols) {
+void panel_tile_f32(const float* x, int64_t ldx, const uint32_t* panel, int64_t pairs, const float* bias, bool first,
+                    float* y, int64_t ldy, int64_t cols) {
   const __mmask16 lanes0 = first_lanes(cols), lanes1 = first_lanes(cols - 16);
   const __m512i high_halves = _mm512_set1_epi32(int32_t(0xFFFF0000u));
   __m512 acc[R][2];
-  start_tile<R>(acc, bias, lanes0, lanes1);
+  start_tile<R>(acc, bias, first, y, ldy, lanes0, lanes1);
   for (int64_t p = 0; p < pairs; ++p) {
     const __m512i v0 = _mm512_loadu_si512(panel + p * kPanelColumns);
     const __m512i v1 = _mm512_loadu_si512(panel + p * kPanelColumns + 16);
@@ -155,11 +169,11 @@ void widen_f16_panel(const uint32_t* panel, int64_t pairs, float* wide) {
 // The float32 tile over a widened panel: one FMA per input and vector, inputs in order (the
 // chain of panel_tile_f32).
 template <int R>
-void wide_tile(const float* x, int64_t ldx, const float* wide, int64_t k, const float* bias, float* y, int64_t ldy,
-               int64_t cols) {
+void wide_tile(const float* x, int64_t ldx, const float* wide, int64_t k, const float* bias, bool first, float* y,
+               int64_t ldy, int64_t cols) {
   const __mmask16 lanes0 = first_lanes(cols), lanes1 = first_lanes(cols - 16);
   __m512 acc[R][2];
-  start_tile<R>(acc, bias, lanes0, lanes1);
+  start_tile<R>(acc, bias, first, y, ldy, lanes0, lanes1);
   for (int64_t i = 0; i < k; ++i) {
     const __m512 w0 = _mm512_loadu_ps(wide + i * kPanelColumns);
     const __m512 w1 = _mm512_loadu_ps(wide + i * kPanelColumns + 16);
@@ -173,54 +187,53 @@ void wide_tile(const float* x, int64_t ldx, const float* wide, int64_t k, const 
   store_tile<R>(acc, y, ldy, lanes0, lanes1);
 }
 
-// Columns [n0, n1) (n0 at a panel's start), panel by panel, each panel's rows of y in tiles of
-// kRows (the panel stays in L1/L2 for the next tile of rows); under kBf16 x is rounded to pairs
-// once per thread first.
+// Columns [n0, n1) (n0 at a panel's start): passes over the inputs (inputs_per_pass), in each
+// pass panel by panel, each panel's rows of y in tiles of kRows (the panel's part stays in L1/L2
+// for the next tile of rows).
 void columns(const float* x, int64_t ldx, const uint16_t* w, bool f16, const float* bias, float* y, int64_t ldy,
              int64_t m, int64_t k, int64_t n0, int64_t n1, GemmMath math) {
-  const int64_t pairs = k / 2;
-  if (f16 || math != GemmMath::kBf16) {
-    thread_local std::vector<float> wide;
-    const bool widen_once = f16 && m > kRows;
-    if (widen_once && wide.size() < size_t(k * kPanelColumns)) wide.resize(size_t(k * kPanelColumns));
+  const bool bf16_math = !f16 && math == GemmMath::kBf16;
+  const bool widen_once = f16 && m > kRows;
+  // Under kBf16 in one pass (row_tiles.h measures both maths).
+  const int64_t pass = bf16_math ? k : inputs_per_pass(std::min<int64_t>(m, kRows), k, 2);
+  // Each pass's inputs of every row are copied (row_tiles.h: copy_x), under kBf16 rounded to pairs
+  // at the same stride. pack_x_pairs writes whole vectors of 16 words: a row's last one runs into
+  // the next row (which then overwrites it) and past the last row by up to 15 words.
+  const int64_t ldp = copied_x_stride(bf16_math ? pass / 2 : pass);
+  thread_local std::vector<float> xs;
+  thread_local std::vector<uint32_t> xp;
+  if (bf16_math && xp.size() < size_t(m * ldp + 16)) xp.resize(size_t(m * ldp + 16));
+  if (!bf16_math && xs.size() < size_t(m * ldp)) xs.resize(size_t(m * ldp));
+  thread_local std::vector<float> wide;
+  if (widen_once && wide.size() < size_t(pass * kPanelColumns)) wide.resize(size_t(pass * kPanelColumns));
+  for (int64_t i0 = 0; i0 < k; i0 += pass) {
+    const int64_t len = std::min(pass, k - i0);
+    const bool first = i0 == 0;
+    if (bf16_math) {
+      pack_x_pairs(x + i0, ldx, m, len, xp.data(), ldp);
+    } else {
+      copy_x(x + i0, ldx, m, len, xs.data(), ldp);
+    }
     for (int64_t j0 = n0; j0 < n1; j0 += kPanelColumns) {
-      const uint32_t* panel = reinterpret_cast<const uint32_t*>(w + j0 * k);
+      const uint32_t* panel = reinterpret_cast<const uint32_t*>(w + j0 * k) + i0 / 2 * kPanelColumns;
       const int64_t cols = std::min(kPanelColumns, n1 - j0);
-      if (widen_once) {
-        widen_f16_panel(panel, pairs, wide.data());
-        for (int64_t r0 = 0; r0 < m; r0 += kRows)
-          with_rows<kRows>(int(std::min<int64_t>(kRows, m - r0)), [&](auto rows) {
-            wide_tile<rows()>(x + r0 * ldx, ldx, wide.data(), k, bias ? bias + j0 : nullptr, y + r0 * ldy + j0, ldy,
-                              cols);
-          });
-        continue;
-      }
-      for (int64_t r0 = 0; r0 < m; r0 += kRows) {
-        const int rows = int(std::min<int64_t>(kRows, m - r0));
-        const float* b = bias ? bias + j0 : nullptr;
-        with_rows<kRows>(rows, [&](auto r) {
-          if (f16) {
-            panel_tile_f32<r(), true>(x + r0 * ldx, ldx, panel, pairs, b, y + r0 * ldy + j0, ldy, cols);
+      const float* b = bias ? bias + j0 : nullptr;
+      if (widen_once) widen_f16_panel(panel, len / 2, wide.data());
+      for (int64_t r0 = 0; r0 < m; r0 += kRows)
+        with_rows<kRows>(int(std::min<int64_t>(kRows, m - r0)), [&](auto r) {
+          float* yt = y + r0 * ldy + j0;
+          const float* xt = xs.data() + r0 * ldp;
+          if (bf16_math) {
+            panel_tile<r()>(xp.data() + r0 * ldp, ldp, panel, len / 2, b, first, yt, ldy, cols);
+          } else if (widen_once) {
+            wide_tile<r()>(xt, ldp, wide.data(), len, b, first, yt, ldy, cols);
+          } else if (f16) {
+            panel_tile_f32<r(), true>(xt, ldp, panel, len / 2, b, first, yt, ldy, cols);
           } else {
-            panel_tile_f32<r(), false>(x + r0 * ldx, ldx, panel, pairs, b, y + r0 * ldy + j0, ldy, cols);
+            panel_tile_f32<r(), false>(xt, ldp, panel, len / 2, b, first, yt, ldy, cols);
           }
         });
-      }
     }
-    return;
-  }
-  // pack_x_pairs writes whole vectors of 16 words: a row's last one runs into the next row (which
-  // then overwrites it) and past the last row by up to 15 words.
-  thread_local std::vector<uint32_t> xp;
-  if (xp.size() < size_t(m * pairs + 16)) xp.resize(size_t(m * pairs + 16));
-  pack_x_pairs(x, ldx, m, k, xp.data(), pairs);
-  for (int64_t j0 = n0; j0 < n1; j0 += kPanelColumns) {
-    const uint32_t* panel = reinterpret_cast<const uint32_t*>(w + j0 * k);
-    for (int64_t r0 = 0; r0 < m; r0 += kRows)
-      with_rows<kRows>(int(std::min<int64_t>(kRows, m - r0)), [&](auto rows) {
-        panel_tile<rows()>(xp.data() + r0 * pairs, pairs, panel, pairs, bias ? bias + j0 : nullptr, y + r0 * ldy + j0,
-                           ldy, std::min(kPanelColumns, n1 - j0));
-      });
   }
 }
 #else

@@ -2,7 +2,7 @@
 // rows of x (linear_paired, linear_int8_panels): `with_rows` turns a run-time row count into the
 // template argument of a tile, so that each tile's accumulators are plain registers.
 // Included by a kernel source INSIDE its ISA region (after isa_begin.h), as weight_vectors.h is;
-// <type_traits> must be included before the region.
+// <algorithm> and <type_traits> must be included before the region.
 #pragma once
 
 namespace eagerlm::cpu::EAGERLM_CPU_ISA {
@@ -24,6 +24,30 @@ void with_rows(int rows, F&& f) {
     case 7: return tile(std::integral_constant<int, 7>());
     case 8: return tile(std::integral_constant<int, 8>());
   }
+}
+
+// Inputs per pass over the panels for register tiles of `tile_rows` rows of float32 x, a
+// multiple of `unit`: each pass runs over every panel of the call's columns, carrying y between
+// passes (exactly), so that the tile's rows of x for one pass stay in L1 while the panels stream
+// past; the whole of k where it fits (one row). Zen 4 (32 KiB L1), 2 threads, eagerlm-bench-linear
+// at 8 rows, GPT-2 124M's products of one step (12 layers and the head), medians of 3 runs
+// alternating: bf16 panels 14.6 ms in passes of 24 KiB of x, 15.9 in one pass, 18.4 in passes of
+// 16 KiB; f16 14.6 / 16.9 / 19.5; int8 13.5 / 14.3 / 17.2. (Under bf16 math, a pair of inputs
+// one word, one pass was fastest: 8.7 ms against 10.2.)
+inline int64_t inputs_per_pass(int64_t tile_rows, int64_t k, int64_t unit) {
+  constexpr int64_t kPassBytes = 24 << 10;  // of x's float32 rows
+  const int64_t fit = kPassBytes / int64_t(sizeof(float)) / tile_rows / 64 * 64;
+  const int64_t pass = std::max<int64_t>(fit, 64) / unit * unit;
+  return pass >= k ? k : pass;
+}
+
+// A pass's inputs of every row are copied into scratch whose rows are not a multiple of 4 KiB
+// apart: rows of x 12 KiB apart (3072 inputs) all fall into the same L1 sets, where the stream of
+// W evicts them. The stride of the copy of `pass` inputs, and the copy (x[r][0, len) to
+// xs[r·ldxs + ...], r < m).
+inline int64_t copied_x_stride(int64_t pass) { return pass + 16; }
+inline void copy_x(const float* x, int64_t ldx, int64_t m, int64_t len, float* xs, int64_t ldxs) {
+  for (int64_t r = 0; r < m; ++r) std::copy(x + r * ldx, x + r * ldx + len, xs + r * ldxs);
 }
 
 }  // namespace eagerlm::cpu::EAGERLM_CPU_ISA
