@@ -72,6 +72,12 @@ void block_tile(const float* x, int64_t ldx, const S* q, const float* scales, co
     for (int c = 0; c < kVectors; ++c) part[r][c] = simd::zero();
   }
   for (int64_t i = 0; i < kInt8Block; ++i) {
+    if constexpr (kStored == WeightType::kInt8) {
+      // A cache line holds two inputs' weights (row_tiles.h); the scales' stream, an eighth of
+      // the weights' bytes, is prefetched as far ahead in blocks: its two lines of 32 scales.
+      if (i % 2 == 0) prefetch_panel_ahead(q + i * kPanelColumns);
+      if (i < 2) __builtin_prefetch(reinterpret_cast<const char*>(scales) + kPanelPrefetchBytes / 8 + i * 64);
+    }
     VecF wv[kVectors];
 #pragma GCC unroll 8
     for (int c = 0; c < kVectors; ++c) wv[c] = simd::load<kStored>(q + i * kPanelColumns + c * kLanes);
@@ -127,8 +133,10 @@ void columns(const float* x, int64_t ldx, const int8_t* w, const float* scales, 
       const int64_t cols = std::min(kPanelColumns, n1 - j0);
       const float* b = bias ? bias + j0 : nullptr;
       if (widen_once)
-        for (int64_t e = 0; e < len * kPanelColumns; e += kLanes)
+        for (int64_t e = 0; e < len * kPanelColumns; e += kLanes) {
+          if (e % 64 == 0) prefetch_panel_ahead(panel + e);
           simd::store(wide.data() + e, simd::load<WeightType::kInt8>(panel + e), kLanes);
+        }
       for (int64_t r0 = 0; r0 < m; r0 += kRows)
         with_rows<kRows>(int(std::min<int64_t>(kRows, m - r0)), [&](auto rows) {
           const float* xt = xs.data() + r0 * ldp;

@@ -102,6 +102,8 @@ void panel_tile(const uint32_t* xp, int64_t ldxp, const uint32_t* panel, int64_t
   __m512 acc[R][2];
   start_tile<R>(acc, bias, first, y, ldy, lanes0, lanes1);
   for (int64_t p = 0; p < pairs; ++p) {
+    prefetch_panel_ahead(panel + p * kPanelColumns);
+    prefetch_panel_ahead(panel + p * kPanelColumns + 16);
     const __m512bh w0 = (__m512bh)_mm512_loadu_si512(panel + p * kPanelColumns);
     const __m512bh w1 = (__m512bh)_mm512_loadu_si512(panel + p * kPanelColumns + 16);
 #pragma GCC unroll 8
@@ -125,6 +127,8 @@ void panel_tile_f32(const float* x, int64_t ldx, const uint32_t* panel, int64_t 
   __m512 acc[R][2];
   start_tile<R>(acc, bias, first, y, ldy, lanes0, lanes1);
   for (int64_t p = 0; p < pairs; ++p) {
+    prefetch_panel_ahead(panel + p * kPanelColumns);
+    prefetch_panel_ahead(panel + p * kPanelColumns + 16);
     const __m512i v0 = _mm512_loadu_si512(panel + p * kPanelColumns);
     const __m512i v1 = _mm512_loadu_si512(panel + p * kPanelColumns + 16);
     const __m512 even0 = kF16 ? _mm512_maskz_cvtph_ps(0xFFFF, _mm512_maskz_cvtepi32_epi16(0xFFFF, v0))
@@ -153,6 +157,8 @@ void panel_tile_f32(const float* x, int64_t ldx, const uint32_t* panel, int64_t 
 // tile would otherwise widen every pair again (f16 takes three instructions a vector, not one).
 void widen_f16_panel(const uint32_t* panel, int64_t pairs, float* wide) {
   for (int64_t p = 0; p < pairs; ++p) {
+    prefetch_panel_ahead(panel + p * kPanelColumns);
+    prefetch_panel_ahead(panel + p * kPanelColumns + 16);
     const __m512i v0 = _mm512_loadu_si512(panel + p * kPanelColumns);
     const __m512i v1 = _mm512_loadu_si512(panel + p * kPanelColumns + 16);
     float* even = wide + 2 * p * kPanelColumns;
