@@ -1,6 +1,7 @@
 // Register tiles of a compile-time number of rows, for the kernels that stream W once for up to 8
 // rows of x (linear_paired, linear_int8_panels): `with_rows` turns a run-time row count into the
-// template argument of a tile, so that each tile's accumulators are plain registers.
+// template argument of a tile, so that each tile's accumulators are plain registers; how far ahead
+// a tile prefetches its panel; and the passes over the inputs that keep a tile's rows of x in L1.
 // Included by a kernel source INSIDE its ISA region (after isa_begin.h), as weight_vectors.h is;
 // <algorithm> and <type_traits> must be included before the region.
 #pragma once
