@@ -34,10 +34,11 @@ void check_offsets(const std::vector<TensorEntry>& tensors, uint64_t data_size, 
   const TensorEntry* previous = nullptr;
   for (const TensorEntry* t : sorted) {
     if (t->begin != expected) {
-      const std::string after = previous ? " after tensor " + quoted_text(previous->name) + " ends at " + std::to_string(expected)
-                                         : " (the first tensor must start at 0)";
-      fail(path + ": tensor " + quoted_text(t->name) + " has invalid data_offsets: begins at " + std::to_string(t->begin) +
-           (t->begin > expected ? ", leaving a hole" : ", overlapping") + after);
+      const std::string after =
+          previous ? " after tensor " + quoted_text(previous->name) + " ends at " + std::to_string(expected)
+                   : " (the first tensor must start at 0)";
+      fail(path + ": tensor " + quoted_text(t->name) + " has invalid data_offsets: begins at " +
+           std::to_string(t->begin) + (t->begin > expected ? ", leaving a hole" : ", overlapping") + after);
     }
     expected = t->end;
     previous = t;
@@ -47,8 +48,8 @@ void check_offsets(const std::vector<TensorEntry>& tensors, uint64_t data_size, 
          " trailing bytes after the last tensor's data (data section is " + std::to_string(data_size) +
          " bytes, tensors end at " + std::to_string(expected) + ")");
   if (data_size < expected)
-    fail(path + ": data section is truncated: " + std::to_string(data_size) + " bytes, but tensor " + quoted_text(previous->name) +
-         "' ends at " + std::to_string(expected));
+    fail(path + ": data section is truncated: " + std::to_string(data_size) + " bytes, but tensor " +
+         quoted_text(previous->name) + " ends at " + std::to_string(expected));
 }
 
 }  // namespace
