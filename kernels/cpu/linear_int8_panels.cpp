@@ -71,13 +71,16 @@ void block_tile(const float* x, int64_t ldx, const S* q, const float* scales, co
 #pragma GCC unroll 8
     for (int c = 0; c < kVectors; ++c) part[r][c] = simd::zero();
   }
+  if constexpr (kStored == WeightType::kInt8) {
+    // The scales' stream, an eighth of the weights' bytes, is prefetched as many blocks ahead as
+    // the weights (row_tiles.h): the two cache lines of a block's 32 scales.
+    const char* ahead = reinterpret_cast<const char*>(scales) + kPanelPrefetchBytes / 8;
+    __builtin_prefetch(ahead);
+    __builtin_prefetch(ahead + 64);
+  }
   for (int64_t i = 0; i < kInt8Block; ++i) {
-    if constexpr (kStored == WeightType::kInt8) {
-      // A cache line holds two inputs' weights (row_tiles.h); the scales' stream, an eighth of
-      // the weights' bytes, is prefetched as far ahead in blocks: its two lines of 32 scales.
-      if (i % 2 == 0) prefetch_panel_ahead(q + i * kPanelColumns);
-      if (i < 2) __builtin_prefetch(reinterpret_cast<const char*>(scales) + kPanelPrefetchBytes / 8 + i * 64);
-    }
+    // A cache line holds two inputs' weights.
+    if (kStored == WeightType::kInt8 && i % 2 == 0) prefetch_panel_ahead(q + i * kPanelColumns);
     VecF wv[kVectors];
 #pragma GCC unroll 8
     for (int c = 0; c < kVectors; ++c) wv[c] = simd::load<kStored>(q + i * kPanelColumns + c * kLanes);
