@@ -182,7 +182,7 @@ json measure_model(const BenchOptions& o, const ModelFlags& source, const gpt2::
     say("decode batch %2lld at position 16: %.2f ms/step, %.1f tokens/s\n", (long long)b, ms, double(b) * 1000 / ms);
   }
 
-  const DeviceLimits near = backend_for(model->device()).measure_limits(num_threads());
+  const DeviceLimits near = backend_for(model->device()).measure_read_bandwidth(num_threads());
   out["decode_position"] = json::array();
   double decode_b1 = 0;
   for (int64_t p : {int64_t(16), int64_t(512), int64_t(1000)}) {

@@ -156,6 +156,9 @@ class Backend {
 
   // Measures bandwidth and peak (seconds of work; `threads` for the CPU, ignored elsewhere).
   virtual DeviceLimits measure_limits(int threads) = 0;
+  // The bandwidth alone (name and read_* set, the peaks 0), as measure_limits measures it: for a
+  // floor taken right before the decode it is set against, without the peaks' seconds of work.
+  virtual DeviceLimits measure_read_bandwidth(int threads) = 0;
 
   // The layout a linear layer's weights of this type and shape run fastest in under this math:
   // input-major (GPT-2's Conv1D [in, out], as checkpoints hold them), output-major ([out, in], as

@@ -179,7 +179,7 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-DeviceLimits measure_cpu_limits(int threads) {
+DeviceLimits measure_cpu_read_bandwidth(int threads) {
   DeviceLimits lim;
   lim.name = cpu_model_name();
   const size_t n = (size_t(1) << 30) / sizeof(float);
@@ -201,6 +201,11 @@ DeviceLimits measure_cpu_limits(int threads) {
   lim.read_gbps = *std::max_element(gbps.begin(), gbps.end());
   lim.read_gbps_median = median_of(gbps);
   lim.read_method = "sum of 1 GiB of floats, bytes read";
+  return lim;
+}
+
+DeviceLimits measure_cpu_limits(int threads) {
+  DeviceLimits lim = measure_cpu_read_bandwidth(threads);
   constexpr int64_t kIters = 20000000;  // per thread
   std::vector<double> gflops;
   for (int rep = 0; rep < 3; ++rep) {
@@ -244,6 +249,7 @@ class CpuBackend final : public Backend {
   size_t available_bytes() const override { return host_available_bytes(); }
   std::unique_ptr<Queue> create_queue() override { return std::make_unique<CpuQueue>(); }
   DeviceLimits measure_limits(int threads) override { return measure_cpu_limits(threads); }
+  DeviceLimits measure_read_bandwidth(int threads) override { return measure_cpu_read_bandwidth(threads); }
   // Weights held as the kernels read them in place, with no packing per call, so that a decode
   // step of 8 sequences streams each matrix once:
   // - bf16 and f16 where the variant has AVX512_BF16:

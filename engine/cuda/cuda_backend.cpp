@@ -217,10 +217,20 @@ class CudaBackend final : public Backend {
   }
   std::unique_ptr<Queue> create_queue() override { return std::make_unique<CudaQueue>(); }
   DeviceLimits measure_limits(int) override {
-    const cuda::DeviceProbe p = guarded([] {
+    return limits_of(guarded([] {
       std::unique_ptr<cuda::CudaContext, ContextDeleter> ctx(cuda::create_context());
       return cuda::probe_device(*ctx);
-    });
+    }));
+  }
+  DeviceLimits measure_read_bandwidth(int) override {
+    return limits_of(guarded([] {
+      std::unique_ptr<cuda::CudaContext, ContextDeleter> ctx(cuda::create_context());
+      return cuda::probe_copy_bandwidth(*ctx);
+    }));
+  }
+
+ private:
+  static DeviceLimits limits_of(const cuda::DeviceProbe& p) {
     DeviceLimits lim;
     lim.name = p.name;
     lim.read_gbps = p.copy_gbps;

@@ -21,4 +21,8 @@ struct DeviceProbe {
 // Takes 2 GiB of device memory for about a second; leaves ctx's GEMM math as it was.
 DeviceProbe probe_device(CudaContext& ctx);
 
+// Its first part alone: name and copy_gbps(_median) set, the GEMM peaks 0 (2 GiB, a fraction of a
+// second).
+DeviceProbe probe_copy_bandwidth(CudaContext& ctx);
+
 }  // namespace eagerlm::cuda

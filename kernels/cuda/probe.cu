@@ -62,7 +62,7 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-DeviceProbe probe_device(CudaContext& ctx) {
+DeviceProbe probe_copy_bandwidth(CudaContext& ctx) {
   DeviceProbe probe;
   cudaDeviceProp prop{};
   EAGERLM_CUDA_CHECK(cudaGetDeviceProperties(&prop, ctx.device));
@@ -78,7 +78,11 @@ DeviceProbe probe_device(CudaContext& ctx) {
     probe.copy_gbps = 2.0 * double(kBytes) / (*std::min_element(ms.begin(), ms.end()) * 1e6);
     probe.copy_gbps_median = 2.0 * double(kBytes) / (median(ms) * 1e6);
   }
+  return probe;
+}
 
+DeviceProbe probe_device(CudaContext& ctx) {
+  DeviceProbe probe = probe_copy_bandwidth(ctx);
   {  // y[n, n] = x[n, n] · w[n, n] through linear(), as the model's GEMMs run
     constexpr int64_t n = 8192;
     const size_t bytes = size_t(n * n) * sizeof(float);

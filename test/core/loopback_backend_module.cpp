@@ -30,6 +30,7 @@ class LoopbackBackend final : public Backend {
   size_t available_bytes() const override { return cpu_backend().available_bytes(); }
   std::unique_ptr<Queue> create_queue() override { return cpu_backend().create_queue(); }
   DeviceLimits measure_limits(int threads) override { return cpu_backend().measure_limits(threads); }
+  DeviceLimits measure_read_bandwidth(int threads) override { return cpu_backend().measure_read_bandwidth(threads); }
 };
 
 Backend* loopback(const char**) {
