@@ -26,6 +26,8 @@ namespace {
 // Blocks this large get transparent huge pages: first-touching gigabytes of weights, caches or
 // freshly initialized parameters in 4 KiB pages costs more than filling them.
 constexpr size_t kHugePageThreshold = size_t(64) << 20;
+// Blocks this large are zeroed by all the kernels' threads.
+constexpr size_t kParallelZeroBytes = size_t(4) << 20;
 
 void advise_huge_pages(void* data, size_t bytes) {
 #ifdef MADV_HUGEPAGE
@@ -243,8 +245,16 @@ class CpuBackend final : public Backend {
   void copy(void* dst, bool, const void* src, bool, size_t bytes) override {
     if (bytes) std::memcpy(dst, src, bytes);
   }
+  // Large blocks are zeroed by all the kernels' threads: a first touch of fresh pages (the KV
+  // cache's) costs a page fault per page, which one thread pays slower.
   void zero(void* p, size_t bytes) override {
-    if (bytes) std::memset(p, 0, bytes);
+    if (bytes < kParallelZeroBytes) {
+      if (bytes) std::memset(p, 0, bytes);
+      return;
+    }
+    cpu::parallel_ranges(
+        int64_t(bytes), [&](int64_t b0, int64_t b1) { std::memset(static_cast<char*>(p) + b0, 0, size_t(b1 - b0)); },
+        4096);
   }
   size_t available_bytes() const override { return host_available_bytes(); }
   std::unique_ptr<Queue> create_queue() override { return std::make_unique<CpuQueue>(); }

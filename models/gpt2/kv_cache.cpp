@@ -15,10 +15,13 @@ KvCache::KvCache(const Config& c, int64_t max_slots, int64_t max_len, Device dev
     : max_slots_(max_slots), layout_(kv_layout(max_len, c.n_head, c.d_head(), dtype)) {
   // Tensors are at most rank 4, so layers and slots share the leading dimension.
   const Shape shape{c.n_layer * max_slots, c.n_head, max_len, c.d_head()};
-  // Not zeroed: kernels never read a position at or past a sequence's length (tested with
-  // NaN-poisoned caches), and zeroing gigabytes would only delay the first token.
-  keys_ = Tensor::empty(shape, dtype, device);
-  values_ = Tensor::empty(shape, dtype, device);
+  // Zeroed, though kernels never read a position at or past a sequence's length (tested with
+  // NaN-poisoned caches): writing every page now backs it with memory once, here, where a fresh
+  // page first written by a generation step cost that step a page fault (the 8-slot serving
+  // benchmark, 16,492 prompt tokens into a 302 MB bf16 cache on a Zen 5: kv_append took 396 ms of
+  // prefill steps against 53 ms in a cache touched once when made).
+  keys_ = Tensor::zeros(shape, dtype, device);
+  values_ = Tensor::zeros(shape, dtype, device);
 }
 
 ops::KvLayerView KvCache::layer(int64_t i) const {
