@@ -104,6 +104,17 @@ void axpy(float* acc, int64_t d, float weight, const float* v) {
   }
 }
 
+// Prefetches one cache row of `bytes` (a key or value of d_head elements). Every key block
+// prefetches, as it scores each key, that key's value (read right after the scores) and the key a
+// block ahead: a decode step's (sequence, head) items are a few kAttentionBlock-key streams each,
+// too short for the hardware prefetchers to run ahead of (8 sequences of 330 positions, 12 layers,
+// bf16 cache from memory on a Zen 5, medians of 5: 2.54 ms against 2.27 with these prefetches;
+// the avx2 variant's portable path 4.18 against 3.46). A prefetch past the sequence's length
+// reads nothing into the arithmetic: the masking above still holds.
+inline void prefetch_row(const void* row, size_t bytes) {
+  for (size_t line = 0; line < bytes; line += 64) __builtin_prefetch(static_cast<const char*>(row) + line);
+}
+
 // Portable path: one query against keys/values [0, n_keys) of one (slot, head) matrix.
 // q_scaled, acc and row are d floats of thread-private scratch each.
 template <WeightType C>
@@ -122,8 +133,11 @@ void attend_query(const float* __restrict q, const Storage<C>* __restrict keys, 
     const int64_t count = std::min<int64_t>(kAttentionBlock, n_keys - start);
     const Storage<C>* block_keys = keys + start * pos_stride;
     const Storage<C>* block_values = values + start * pos_stride;
-    for (int64_t j = 0; j < count; ++j)
+    for (int64_t j = 0; j < count; ++j) {
+      prefetch_row(block_values + j * pos_stride, size_t(d) * sizeof(Storage<C>));
+      prefetch_row(block_keys + (j + kAttentionBlock) * pos_stride, size_t(d) * sizeof(Storage<C>));
       scores[j] = simd::dot(q_scaled, widened_row<C>(block_keys + j * pos_stride, d, row), d);
+    }
     const float correction = softmax_block(scores, count, running_max, running_sum);
     if (correction != 1.0f) scale_vector(acc, d, correction);
     for (int64_t j = 0; j < count; ++j) axpy(acc, d, scores[j], widened_row<C>(block_values + j * pos_stride, d, row));
@@ -193,6 +207,8 @@ void attend_query_d64(const float* q, const Storage<C>* keys, const Storage<C>* 
       for (int64_t t = 0; t < 16; ++t) {
         if (group + t < count) {
           const Storage<C>* key = block_keys + (group + t) * pos_stride;
+          prefetch_row(block_values + (group + t) * pos_stride, 64 * sizeof(Storage<C>));
+          prefetch_row(key + kAttentionBlock * pos_stride, 64 * sizeof(Storage<C>));
           __m512 p = _mm512_mul_ps(qv[0], simd::load<C>(key));
           p = _mm512_fmadd_ps(qv[1], simd::load<C>(key + 16), p);
           p = _mm512_fmadd_ps(qv[2], simd::load<C>(key + 32), p);
