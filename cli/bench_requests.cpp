@@ -50,7 +50,8 @@ std::vector<Planned> plan(const RequestBenchOptions& o, int64_t vocab, int64_t m
     const int len = std::uniform_int_distribution<int>(o.min_prompt, o.max_prompt)(rng);
     p.budget = std::uniform_int_distribution<int>(o.min_budget, o.max_budget)(rng);
     const int64_t fit = std::min<int64_t>(len, max_len - p.budget);  // prompt + budget within the context
-    for (int64_t i = 0; i < std::max<int64_t>(fit, 1); ++i) p.prompt.push_back(int32_t(rng() % uint64_t(std::min<int64_t>(vocab, 50000))));
+    for (int64_t i = 0; i < std::max<int64_t>(fit, 1); ++i)
+      p.prompt.push_back(int32_t(rng() % uint64_t(std::min<int64_t>(vocab, 50000))));
   }
   return out;
 }
@@ -74,8 +75,8 @@ Run run_schedule(const std::shared_ptr<const gpt2::Model>& model, const Tokenize
   std::vector<GenerationResult> results(schedule.size());
   const auto start = Clock::now();
   for (size_t i = 0; i < schedule.size(); ++i) {
-    std::this_thread::sleep_until(start + std::chrono::duration_cast<Clock::duration>(
-                                              std::chrono::duration<double>(schedule[i].arrival_s)));
+    std::this_thread::sleep_until(
+        start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(schedule[i].arrival_s)));
     Request r;
     r.prompt = schedule[i].prompt;
     r.options.max_new_tokens = schedule[i].budget;
@@ -127,8 +128,12 @@ int run_request_bench(const ModelFlags& source, const RequestBenchOptions& o, in
   if (o.max_prompt + o.max_budget > c.n_positions)
     say("eagerlm bench: prompts are cut so that prompt + budget fits the context of %lld\n", (long long)c.n_positions);
 
-  // Spread the arrivals over about a quarter of what one slot would need (so that with one slot
-  // requests queue, and with many they arrive while others run).
+  // Spread the arrivals over a sixteenth of what one slot would need to decode them (the
+  // estimate below leaves out prefill, so one slot needs more). The spread caps any run's
+  // throughput at the schedule's tokens over the spread, 16x one slot's decode rate here, so no
+  // default slot count is bounded by when requests arrive rather than by the engine (with a
+  // quarter, 8 slots could never reach 4x one slot); requests still arrive while the multi-slot
+  // runs are under way. --arrival-seconds sets a lighter load.
   double spread = o.arrival_seconds;
   if (spread <= 0) {
     gpt2::ForwardLimits lim = exec;
@@ -140,7 +145,7 @@ int run_request_bench(const ModelFlags& source, const RequestBenchOptions& o, in
     for (int32_t i = 0; i < 4; ++i) probe.step({{0, 32 + i, t.data(), 1}}, gpt2::LogitsFor::kLastToken);
     probe.context().synchronize();
     const double token_s = std::chrono::duration<double>(Clock::now() - t0).count() / 4;
-    spread = 0.25 * token_s * double(o.requests) * double(o.min_budget + o.max_budget) / 2;
+    spread = token_s * double(o.requests) * double(o.min_budget + o.max_budget) / 2 / 16;
   }
   const auto schedule = plan(o, c.vocab_size, c.n_positions, spread);
   int64_t prompt_tokens = 0, budget = 0;
@@ -183,7 +188,8 @@ int run_request_bench(const ModelFlags& source, const RequestBenchOptions& o, in
     say("parallel %2d: %.1f tokens/s (%.1f s)%s | first token p50 %.0f ms, p99 %.0f ms | inter-token p50 %.1f ms, "
         "p99 %.1f ms | admitted at once: first token %.2f steps beyond its prefill (p50), %.2f (max)\n",
         slots, throughput, r.wall_s,
-        one_slot > 0 && slots != 1 ? (" = " + std::to_string(throughput / one_slot).substr(0, 4) + "x 1 slot").c_str() : "",
+        one_slot > 0 && slots != 1 ? (" = " + std::to_string(throughput / one_slot).substr(0, 4) + "x 1 slot").c_str()
+                                   : "",
         percentile(r.ttft_ms, 0.5), percentile(r.ttft_ms, 0.99), percentile(r.itl_ms, 0.5), percentile(r.itl_ms, 0.99),
         percentile(r.excess_steps, 0.5), percentile(r.excess_steps, 1.0));
   }

@@ -302,7 +302,7 @@ Subcommand add_bench_command(CLI::App& root) {
       ->delimiter(',')
       ->capture_default_str();
   app->add_option("--arrival-seconds", o->requests.arrival_seconds,
-                  "With --requests: spread of the arrivals (default: a quarter of the estimated 1-slot run)");
+                  "With --requests: spread of the arrivals (default: a sixteenth of the estimated 1-slot decode)");
   app->add_flag("--json", o->json, "Print one JSON object");
   return {app, [o] { return run_bench(*o); }};
 }
