@@ -120,6 +120,9 @@ int run_request_bench(const ModelFlags& source, const RequestBenchOptions& o, in
   if (o.requests < 1) throw UsageError("--requests: expected at least 1, got " + std::to_string(o.requests));
   for (int p : o.parallel)
     if (p < 1) throw UsageError("--parallel: expected slot counts >= 1, got " + std::to_string(p));
+  // NaN fails both comparisons; a day bounds the sleeps the schedule can ask for.
+  if (o.arrival_seconds != -1 && !(o.arrival_seconds >= 0 && o.arrival_seconds <= 86400))
+    throw UsageError("--arrival-seconds: expected 0 to 86400 seconds, got " + std::to_string(o.arrival_seconds));
   const gpt2::ForwardLimits exec = execution_limits(source);
   const Device device = parse_device(source.device);
   const DeviceLimits limits = backend_for(device).measure_limits(threads);
@@ -135,7 +138,7 @@ int run_request_bench(const ModelFlags& source, const RequestBenchOptions& o, in
   // quarter, 8 slots could never reach 4x one slot); requests still arrive while the multi-slot
   // runs are under way. --arrival-seconds sets a lighter load.
   double spread = o.arrival_seconds;
-  if (spread <= 0) {
+  if (spread < 0) {
     gpt2::ForwardLimits lim = exec;
     lim.max_len = 64;
     gpt2::ForwardPass probe(lm.model, lim);

@@ -18,7 +18,7 @@ struct RequestBenchOptions {
   std::vector<int> parallel = {1, 4, 8, 16};
   int min_prompt = 16, max_prompt = 512;
   int min_budget = 16, max_budget = 256;
-  double arrival_seconds = 0;  // spread of the arrivals; 0: a sixteenth of the estimated 1-slot decode
+  double arrival_seconds = -1;  // spread of the arrivals, 0-86400 s; -1 (unset): a sixteenth of the 1-slot decode
   uint64_t seed = 1;
 };
 

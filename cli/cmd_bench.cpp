@@ -302,7 +302,8 @@ Subcommand add_bench_command(CLI::App& root) {
       ->delimiter(',')
       ->capture_default_str();
   app->add_option("--arrival-seconds", o->requests.arrival_seconds,
-                  "With --requests: spread of the arrivals (default: a sixteenth of the estimated 1-slot decode)");
+                  "With --requests: spread of the arrivals, 0-86400 s (0: all at once; default: a sixteenth of the "
+                  "estimated 1-slot decode)");
   app->add_flag("--json", o->json, "Print one JSON object");
   return {app, [o] { return run_bench(*o); }};
 }

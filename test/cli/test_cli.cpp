@@ -304,6 +304,8 @@ TEST_CASE("bench --json sets its numbers against the device's measured limits", 
 TEST_CASE("bench --weights all measures each type against its own bandwidth probe", "[cli][bench]") {
   expect_usage_error("generate -m " + tiny_model_dir() + " -p hi --weights all", "--weights");
   expect_usage_error("bench --weights all --requests 2 -m " + tiny_model_dir(), "--weights all");
+  expect_usage_error("bench --requests 2 --arrival-seconds -3 -m " + tiny_model_dir(), "--arrival-seconds");
+  expect_usage_error("bench --requests 2 --arrival-seconds nan -m " + tiny_model_dir(), "--arrival-seconds");
   const Run r = run_cli("bench --quick --json -t 2 --weights all -m " + tiny_model_dir());
   INFO(r.err);
   REQUIRE(r.code == 0);
