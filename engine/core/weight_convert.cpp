@@ -141,7 +141,7 @@ void rearrange_panels(const WeightTensor& plain, const WeightTensor& held, bool 
     return;
   }
   rearrange_panels(static_cast<int8_t*>(plain.data.raw()), static_cast<int8_t*>(held.data.raw()), k, n, to_panels,
-                   [k](int64_t i, int64_t j) { return int8_panel_index(i, j, k); });
+                   [k](int64_t i, int64_t j) { return panel_index(i, j, k); });
   rearrange_panels(static_cast<float*>(plain.scales.raw()), static_cast<float*>(held.scales.raw()), k / kInt8Block, n,
                    to_panels, [k](int64_t b, int64_t j) { return int8_panel_scale_index(b, j, k); });
 }

@@ -11,10 +11,10 @@
 // and a third, the kernels' own, chosen at load where it is fastest (engine/core/backend.h):
 //   panels        the outputs in panels of kPanelColumns (32), the last one padded with zero
 //                 weights, each panel one sequential stream of what the kernels multiply by a
-//                 broadcast x (linear_paired, linear_int8_panels):
+//                 broadcast x (linear_paired, linear_int8_panels, linear_f32_panels):
 //     bf16/f16    [⌈n/32⌉][k/2][32][2] (k even, "paired panels"): for each pair of inputs p, the
 //                 32 outputs' words (W[2p][j], W[2p+1][j]): the operand vdpbf16ps takes;
-//     int8        [⌈n/32⌉][k][32]: for each input, the 32 outputs' bytes; scales
+//     f32, int8   [⌈n/32⌉][k][32]: for each input, the 32 outputs' values; int8's scales
 //                 [⌈n/32⌉][k/32][32]: for each block of inputs, the 32 outputs' scales (padding 0).
 //
 // kBF16 and kF16 are IEEE-style halves (dtype.h's bf16_to_float / f16_to_float widen them
@@ -53,13 +53,13 @@ constexpr const char* weight_type_name(WeightType t) {
 }
 
 // Outputs per panel of the panel layout, the panels of n outputs, and where W[i][j] (input i,
-// output j) sits in it: bf16/f16 (paired), int8, and int8's scale of block b of output j.
+// output j) sits in it: bf16/f16 (paired), f32 and int8, and int8's scale of block b of output j.
 constexpr int64_t kPanelColumns = 32;
 constexpr int64_t panel_count(int64_t n) { return (n + kPanelColumns - 1) / kPanelColumns; }
 constexpr int64_t paired_panel_index(int64_t i, int64_t j, int64_t k) {
   return (j / kPanelColumns) * (k * kPanelColumns) + (i / 2) * (2 * kPanelColumns) + (j % kPanelColumns) * 2 + i % 2;
 }
-constexpr int64_t int8_panel_index(int64_t i, int64_t j, int64_t k) {
+constexpr int64_t panel_index(int64_t i, int64_t j, int64_t k) {
   return (j / kPanelColumns) * (k * kPanelColumns) + i * kPanelColumns + j % kPanelColumns;
 }
 constexpr int64_t int8_panel_scale_index(int64_t b, int64_t j, int64_t k) {

@@ -9,13 +9,14 @@ namespace eagerlm::cpu {
 struct KernelTable {
   const char* isa;
   bool has_bf16_gemm;  // linear_typed has a bf16 GEMM for GemmMath::kBf16 (AVX512_BF16)
-  bool has_avx512;     // 512-bit vectors (the int8 panels' register tiles are measured on them)
+  bool has_avx512;     // 512-bit vectors (the f32 and int8 panels' register tiles are measured on them)
   decltype(&cpu::linear) linear;
   decltype(&cpu::linear_transposed) linear_transposed;
   decltype(&cpu::linear_typed) linear_typed;
   decltype(&cpu::linear_transposed_typed) linear_transposed_typed;
   decltype(&cpu::linear_paired) linear_paired;
   decltype(&cpu::linear_int8_panels) linear_int8_panels;
+  decltype(&cpu::linear_f32_panels) linear_f32_panels;
   decltype(&cpu::gather_rows_typed) gather_rows_typed;
   decltype(&cpu::widen_weights) widen_weights;
   decltype(&cpu::quantize_int8) quantize_int8;

@@ -36,6 +36,8 @@
 
 #include "kernels/cpu/weight_vectors.h"
 
+#include "kernels/cpu/float_panel_tile.h"
+
 namespace eagerlm::cpu::EAGERLM_CPU_ISA {
 
 namespace {
@@ -43,20 +45,10 @@ namespace {
 using simd::kLanes;
 using simd::VecF;
 
-constexpr int kVectors = int(kPanelColumns) / kLanes;  // vectors across one panel's 32 outputs
-static_assert(kVectors * kLanes == kPanelColumns);
-// Rows per register tile: R·kVectors block sums, kVectors weight vectors and an x broadcast fit
-// the register file (32 vectors with AVX-512, 16 with AVX2; the generic variant is for tests).
-#if defined(EAGERLM_CPU_HAS_AVX512)
-constexpr int kRows = 8;
-#elif defined(EAGERLM_CPU_HAS_AVX2)
-constexpr int kRows = 2;
-#else
-constexpr int kRows = 1;
-#endif
-
-// Lanes of vector c that hold one of the panel's first `cols` outputs.
-inline int lanes_of(int c, int64_t cols) { return int(std::clamp<int64_t>(cols - c * kLanes, 0, kLanes)); }
+// The float32 panels' tile shape (float_panel_tile.h): R·kVectors block sums, kVectors weight
+// vectors and an x broadcast fit the register file just as its accumulators do.
+constexpr int kVectors = kFloatPanelVectors;
+constexpr int kRows = kPanelTileRows;
 
 // Rows [0, R) of y, the panel's first `cols` outputs, one block of inputs: the chain above. q is
 // the block's [kInt8Block][32] weights (int8, or float widened from them), scales its 32 scales
@@ -81,19 +73,11 @@ void block_tile(const float* x, int64_t ldx, const S* q, const float* scales, co
   for (int64_t i = 0; i < kInt8Block; ++i) {
     // A cache line holds two inputs' weights.
     if (kStored == WeightType::kInt8 && i % 2 == 0) prefetch_panel_ahead(q + i * kPanelColumns);
-    VecF wv[kVectors];
-#pragma GCC unroll 8
-    for (int c = 0; c < kVectors; ++c) wv[c] = simd::load<kStored>(q + i * kPanelColumns + c * kLanes);
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      const VecF xv = simd::splat(x[r * ldx + i]);
-#pragma GCC unroll 8
-      for (int c = 0; c < kVectors; ++c) part[r][c] = simd::fma(xv, wv[c], part[r][c]);
-    }
+    panel_input_fma<kStored, R>(part, x + i, ldx, q + i * kPanelColumns);
   }
 #pragma GCC unroll 8
   for (int c = 0; c < kVectors; ++c) {
-    const int lanes = lanes_of(c, cols);
+    const int lanes = panel_lanes_of(c, cols);
     const VecF s = simd::load<WeightType::kF32>(scales + c * kLanes);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {

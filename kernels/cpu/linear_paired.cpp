@@ -43,6 +43,10 @@
 
 #include "kernels/cpu/row_tiles.h"
 
+#include "kernels/cpu/weight_vectors.h"
+
+#include "kernels/cpu/float_panel_tile.h"
+
 #include "kernels/cpu/bf16_gemm.h"
 
 namespace eagerlm::cpu::EAGERLM_CPU_ISA {
@@ -153,8 +157,9 @@ void panel_tile_f32(const float* x, int64_t ldx, const uint32_t* panel, int64_t 
   store_tile<R>(acc, y, ldy, lanes0, lanes1);
 }
 
-// An f16 panel widened once into float32, input by input ([k][32]): for many rows, where each
-// tile would otherwise widen every pair again (f16 takes three instructions a vector, not one).
+// An f16 panel widened once into float32, input by input ([k][32], a float32 panel that
+// float_panel_tile.h runs over, the chain of panel_tile_f32): for many rows, where each tile would
+// otherwise widen every pair again (f16 takes three instructions a vector, not one).
 void widen_f16_panel(const uint32_t* panel, int64_t pairs, float* wide) {
   for (int64_t p = 0; p < pairs; ++p) {
     prefetch_panel_ahead(panel + p * kPanelColumns);
@@ -170,27 +175,6 @@ void widen_f16_panel(const uint32_t* panel, int64_t pairs, float* wide) {
     _mm512_storeu_ps(odd + 16, _mm512_maskz_cvtph_ps(0xFFFF, _mm512_maskz_cvtepi32_epi16(
                                                                  0xFFFF, _mm512_maskz_srli_epi32(0xFFFF, v1, 16))));
   }
-}
-
-// The float32 tile over a widened panel: one FMA per input and vector, inputs in order (the
-// chain of panel_tile_f32).
-template <int R>
-void wide_tile(const float* x, int64_t ldx, const float* wide, int64_t k, const float* bias, bool first, float* y,
-               int64_t ldy, int64_t cols) {
-  const __mmask16 lanes0 = first_lanes(cols), lanes1 = first_lanes(cols - 16);
-  __m512 acc[R][2];
-  start_tile<R>(acc, bias, first, y, ldy, lanes0, lanes1);
-  for (int64_t i = 0; i < k; ++i) {
-    const __m512 w0 = _mm512_loadu_ps(wide + i * kPanelColumns);
-    const __m512 w1 = _mm512_loadu_ps(wide + i * kPanelColumns + 16);
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      const __m512 xv = _mm512_set1_ps(x[r * ldx + i]);
-      acc[r][0] = _mm512_fmadd_ps(xv, w0, acc[r][0]);
-      acc[r][1] = _mm512_fmadd_ps(xv, w1, acc[r][1]);
-    }
-  }
-  store_tile<R>(acc, y, ldy, lanes0, lanes1);
 }
 
 // Columns [n0, n1) (n0 at a panel's start): passes over the inputs (inputs_per_pass), in each
@@ -232,7 +216,7 @@ void columns(const float* x, int64_t ldx, const uint16_t* w, bool f16, const flo
           if (bf16_math) {
             panel_tile<r()>(xp.data() + r0 * ldp, ldp, panel, len / 2, b, first, yt, ldy, cols);
           } else if (widen_once) {
-            wide_tile<r()>(xt, ldp, wide.data(), len, b, first, yt, ldy, cols);
+            float_panel_tile<r(), false>(xt, ldp, wide.data(), len, b, first, yt, ldy, cols);
           } else if (f16) {
             panel_tile_f32<r(), true>(xt, ldp, panel, len / 2, b, first, yt, ldy, cols);
           } else {

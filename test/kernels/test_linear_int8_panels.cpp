@@ -43,7 +43,7 @@ Int8Panels in_panels(std::mt19937& rng, const test::TypedMatrix& w, int64_t k, i
   std::uniform_int_distribution<int> byte(-128, 127);
   for (int64_t i = 0; i < k; ++i)
     for (int64_t j = 0; j < padded; ++j)
-      p.q[size_t(eagerlm::int8_panel_index(i, j, k))] = j < n ? w.q[size_t(i * n + j)] : int8_t(byte(rng));
+      p.q[size_t(eagerlm::panel_index(i, j, k))] = j < n ? w.q[size_t(i * n + j)] : int8_t(byte(rng));
   for (int64_t b = 0; b < k / kInt8Block; ++b)
     for (int64_t j = 0; j < n; ++j)
       p.scales[size_t(eagerlm::int8_panel_scale_index(b, j, k))] = w.scales[size_t(b * n + j)];

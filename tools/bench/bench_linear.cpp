@@ -4,10 +4,11 @@
 // the variant that runs).
 //
 //   eagerlm-bench-linear [--isa NAME] [--runs N] [--math fp32|bf16] [--m 1,8,32,128]
-//                        [--types f32,bf16,f16,int8,blas,bf16p,f16p,int8p]
+//                        [--types f32,bf16,f16,int8,blas,f32p,bf16p,f16p,int8p]
 //
-// bf16p, f16p and int8p are W held in panels (linear_paired, linear_int8_panels: the layout the CPU
-// backend holds such layers in where it picks panels, and a copy of the head), under --math.
+// f32p, bf16p, f16p and int8p are W held in panels (linear_f32_panels, linear_paired,
+// linear_int8_panels: the layout the CPU backend holds such layers in where it picks panels, and a
+// copy of the head), under --math.
 //
 // Per (shape, type, m), over --runs timed calls (default 15), medians of
 //   ms      wall time of one call (and best ms, the fastest: on a shared machine the two differ);
@@ -128,7 +129,7 @@ Copy make_copy(const std::vector<float>& w, WeightType t, const Shape& s) {
   return c;
 }
 
-// The copy of W rearranged into panels (weights.h): bf16/f16 paired, int8 with its scales; what a
+// The copy of W rearranged into panels (weights.h): bf16/f16 paired, f32, int8 with its scales; what a
 // model holds where Backend::linear_layout picks panels. A transposed shape (the head) gives its
 // output-major W as panels just the same.
 Copy make_panel_copy(const std::vector<float>& w, WeightType t, const Shape& s) {
@@ -141,12 +142,19 @@ Copy make_panel_copy(const std::vector<float>& w, WeightType t, const Shape& s) 
     c.scales.assign(size_t(padded / kPanelColumns * s.k), 0.0f);
     const int64_t blocks = s.k / kInt8Block;
     for (int64_t j = 0; j < s.n; ++j) {
-      for (int64_t i = 0; i < s.k; ++i)
-        c.data[size_t(int8_panel_index(i, j, s.k))] = plain.data[size_t(plain_index(i, j))];
+      for (int64_t i = 0; i < s.k; ++i) c.data[size_t(panel_index(i, j, s.k))] = plain.data[size_t(plain_index(i, j))];
       for (int64_t b = 0; b < blocks; ++b)
         c.scales[size_t(int8_panel_scale_index(b, j, s.k))] =
             plain.scales[size_t(s.transposed ? j * blocks + b : b * s.n + j)];
     }
+    return c;
+  }
+  if (t == WeightType::kF32) {
+    const auto* values = reinterpret_cast<const float*>(plain.data.data());
+    c.data.assign(size_t(padded * s.k) * sizeof(float), 0);
+    auto* panels = reinterpret_cast<float*>(c.data.data());
+    for (int64_t i = 0; i < s.k; ++i)
+      for (int64_t j = 0; j < s.n; ++j) panels[panel_index(i, j, s.k)] = values[plain_index(i, j)];
     return c;
   }
   const auto* halves = reinterpret_cast<const uint16_t*>(plain.data.data());
@@ -173,8 +181,8 @@ Options parse(int argc, char** argv) {
     if (!value) {
       std::fprintf(stderr,
                    "usage: %s [--isa NAME] [--runs N] [--math fp32|bf16] [--m LIST] [--types LIST]\n"
-                   "types: f32 bf16 f16 int8 blas, and bf16p f16p int8p (in panels: linear_paired, "
-                   "linear_int8_panels)\n",
+                   "types: f32 bf16 f16 int8 blas, and f32p bf16p f16p int8p (in panels: "
+                   "linear_f32_panels, linear_paired, linear_int8_panels)\n",
                    argv[0]);
       std::exit(2);
     }
@@ -243,7 +251,9 @@ int main(int argc, char** argv) {
           const Weights wv = c.view(t);
           const float* wf = reinterpret_cast<const float*>(c.data.data());
           const float* b = s.transposed ? nullptr : bias.data();
-          if (panels && t == WeightType::kInt8) {
+          if (panels && t == WeightType::kF32) {
+            cpu::linear_f32_panels(x.data(), s.k, wf, b, y.data(), s.n, m, s.k, s.n);
+          } else if (panels && t == WeightType::kInt8) {
             cpu::linear_int8_panels(x.data(), s.k, wv, b, y.data(), s.n, m, s.k, s.n);
           } else if (panels) {
             cpu::linear_paired(x.data(), s.k, wv, b, y.data(), s.n, m, s.k, s.n, opt.math);

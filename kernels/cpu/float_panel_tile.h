@@ -1,0 +1,86 @@
+// The register tile over a float32 panel ([len][32]: for each input, the 32 outputs' weights), in
+// the variant's vectors (weight_vectors.h): linear_f32_panels runs it over float32 layers held in
+// panels, and linear_paired over an f16 panel it has widened once for many rows. Included by a
+// kernel source INSIDE its ISA region, after row_tiles.h and weight_vectors.h.
+//
+// Every y element is linear_typed's float32 chain, whatever the rows of the tile:
+//   acc = bias (or 0) on the call's first pass, else y (a stored float reloads unchanged);
+//   acc = fma(x[i], W[i][j], acc) for each input of the pass in order; y = acc.
+#pragma once
+
+namespace eagerlm::cpu::EAGERLM_CPU_ISA {
+
+// Rows per register tile: R·kFloatPanelVectors accumulators, the weight vectors and an x
+// broadcast fit the register file (32 vectors with AVX-512, 16 with AVX2; the generic variant is
+// for tests).
+#if defined(EAGERLM_CPU_HAS_AVX512)
+constexpr int kPanelTileRows = 8;
+#elif defined(EAGERLM_CPU_HAS_AVX2)
+constexpr int kPanelTileRows = 2;
+#else
+constexpr int kPanelTileRows = 1;
+#endif
+
+// Vectors across one panel's 32 outputs.
+constexpr int kFloatPanelVectors = int(kPanelColumns) / simd::kLanes;
+static_assert(kFloatPanelVectors * simd::kLanes == kPanelColumns);
+
+// Lanes of vector c that hold one of the panel's first `cols` outputs.
+inline int panel_lanes_of(int c, int64_t cols) {
+  return int(std::clamp<int64_t>(cols - c * simd::kLanes, 0, simd::kLanes));
+}
+
+// One input into a tile's sums: sum[r][c] = fma(x[r·ldx], W vector c, sum[r][c]) for each row
+// and each of the input's weight vectors, loaded (widened exactly from T) from `weights`, the
+// input's 32 weights in its panel.
+template <WeightType T, int R>
+inline void panel_input_fma(simd::VecF (&sum)[R][kFloatPanelVectors], const float* x, int64_t ldx,
+                            const simd::Storage<T>* weights) {
+  simd::VecF wv[kFloatPanelVectors];
+#pragma GCC unroll 8
+  for (int c = 0; c < kFloatPanelVectors; ++c) wv[c] = simd::load<T>(weights + c * simd::kLanes);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    const simd::VecF xv = simd::splat(x[r * ldx]);
+#pragma GCC unroll 8
+    for (int c = 0; c < kFloatPanelVectors; ++c) sum[r][c] = simd::fma(xv, wv[c], sum[r][c]);
+  }
+}
+
+// Rows [0, R) of y, the panel's first `cols` outputs (1-32; past them the panel holds padding,
+// computed and not stored), over the pass's `len` inputs (x and panel start at its first input).
+// kFromMemory: the panel streams from memory (prefetched ahead, row_tiles.h), not from a widened
+// copy in L1/L2.
+template <int R, bool kFromMemory>
+void float_panel_tile(const float* x, int64_t ldx, const float* panel, int64_t len, const float* bias, bool first,
+                      float* y, int64_t ldy, int64_t cols) {
+  using simd::VecF;
+  constexpr int kV = kFloatPanelVectors;
+  VecF acc[R][kV];
+#pragma GCC unroll 8
+  for (int c = 0; c < kV; ++c) {
+    const int lanes = panel_lanes_of(c, cols);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+      acc[r][c] = !first ? simd::load_floats(y + r * ldy + c * simd::kLanes, lanes)
+                  : bias ? simd::load_floats(bias + c * simd::kLanes, lanes)
+                         : simd::zero();
+  }
+  for (int64_t i = 0; i < len; ++i) {
+    const float* row = panel + i * kPanelColumns;
+    if constexpr (kFromMemory) {
+      // An input's 32 weights are two cache lines.
+      prefetch_panel_ahead(row);
+      prefetch_panel_ahead(row + 16);
+    }
+    panel_input_fma<WeightType::kF32, R>(acc, x + i, ldx, row);
+  }
+#pragma GCC unroll 8
+  for (int c = 0; c < kV; ++c) {
+    const int lanes = panel_lanes_of(c, cols);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) simd::store(y + r * ldy + c * simd::kLanes, acc[r][c], lanes);
+  }
+}
+
+}  // namespace eagerlm::cpu::EAGERLM_CPU_ISA
