@@ -80,7 +80,7 @@ class Queue {
                             int64_t m, int64_t k, int64_t n) = 0;
   virtual void linear_transposed_typed(const float* x, int64_t ldx, const Weights& w, float* y, int64_t ldy, int64_t m,
                                        int64_t k, int64_t n) = 0;
-  // The product with bf16/f16/int8 W held in panels (weights.h), which only a backend whose
+  // The product with W (any type) held in panels (weights.h), which only a backend whose
   // linear_layout chose them holds, with the queue's GEMM math. Others throw Error(kUnsupported).
   virtual void linear_panels(const float* /*x*/, int64_t /*ldx*/, const Weights& /*w*/, const float* /*bias*/,
                              float* /*y*/, int64_t /*ldy*/, int64_t /*m*/, int64_t /*k*/, int64_t /*n*/) {
@@ -162,7 +162,7 @@ class Backend {
 
   // The layout a linear layer's weights of this type and shape run fastest in under this math:
   // input-major (GPT-2's Conv1D [in, out], as checkpoints hold them), output-major ([out, in], as
-  // the tied head) or panels (bf16, f16, int8). The loader holds the layer so; the products are right
+  // the tied head) or panels (any type). The loader holds the layer so; the products are right
   // in each.
   virtual WeightLayout linear_layout(WeightType /*type*/, int64_t /*inputs*/, int64_t /*outputs*/,
                                      GemmMath /*math*/) const {

@@ -57,7 +57,6 @@ void linear_panels(const ExecContext& ctx, const Tensor& x, const WeightTensor& 
   expect_f32_on(ctx, x, op, "x");
   expect_f32_on(ctx, y, op, "y");
   expect_weight(ctx, w, WeightLayout::kPanels, op);
-  EAGERLM_OP_EXPECT(w.type != WeightType::kF32, op, "weight must be bf16, f16 or int8, is f32");
   const int64_t ldx = row_stride(x, op, "x"), ldy = row_stride(y, op, "y");
   const int64_t m = x.size(0), k = x.size(1), n = w.outputs();
   EAGERLM_OP_EXPECT(

@@ -27,9 +27,9 @@ struct ModelInfo {
   int32_t eos_token_id = -1;
   size_t parameter_count = 0;
   Device device = Device::kCpu;
-  std::string source;   // the directory, or e.g. "gpt2 initialized from seed 0"
-  std::string weights;  // the weight matrices' type: "f32", "bf16", "f16" or "int8"
-  std::string kv_type;  // the KV cache's: "f32", "bf16" or "f16"
+  std::string source;     // the directory, or e.g. "gpt2 initialized from seed 0"
+  std::string weights;    // the weight matrices' type: "f32", "bf16", "f16" or "int8"
+  std::string kv_type;    // the KV cache's: "f32", "bf16" or "f16"
   std::string gemm_math;  // the products': "fp32", "tf32" or "bf16"
 };
 
@@ -78,7 +78,9 @@ class EAGERLM_API Model {
   // On the CPU, F32 tensors whose data is 4-byte aligned are used in place, not copied: that
   // memory must stay alive and unchanged until the library releases `keep_alive` (its owner),
   // which it does when the last Model and Generator over these weights are gone. Other tensors
-  // are converted or copied once, as are all of them for Device::kCuda.
+  // are converted or copied once, as are all of them for Device::kCuda. (So the linear layers are
+  // read as given: load and initialize copy float32 layers into the kernels' panels on CPUs with
+  // AVX-512, where one sequence decodes 1.15-1.4x faster.)
   static Model from_parameters(const ModelConfig& config, const std::vector<TensorView>& tensors,
                                std::shared_ptr<const void> keep_alive, Device device = Device::kCpu);
 

@@ -51,7 +51,7 @@ WeightTensor stored_matrix(const ParameterTensors& params, size_t i) {
 }  // namespace
 
 Model::Model(const Config& config, ParameterTensors params, Device device, WeightType weights, DType kv_type,
-             GemmMath gemm_math)
+             GemmMath gemm_math, bool float32_in_place)
     : config_(config),
       params_(std::move(params)),
       device_(device),
@@ -62,7 +62,8 @@ Model::Model(const Config& config, ParameterTensors params, Device device, Weigh
   weights_.wte = p.weight("wte.weight");
   const WeightTensor& wte = weights_.wte;
   const WeightLayout head_layout = backend_for(device).linear_layout(wte.type, wte.inputs(), wte.outputs(), gemm_math);
-  weights_.head = head_layout == WeightLayout::kPanels ? with_layout(wte, head_layout) : wte;
+  const bool as_given = float32_in_place && wte.type == WeightType::kF32;
+  weights_.head = head_layout == WeightLayout::kPanels && !as_given ? with_layout(wte, head_layout) : wte;
   weights_.wpe = p.get("wpe.weight");
   weights_.ln_f_weight = p.get("ln_f.weight");
   weights_.ln_f_bias = p.get("ln_f.bias");
@@ -120,7 +121,7 @@ std::shared_ptr<const Model> Model::from_parameters(const Config& config, Parame
         if (options.progress) options.progress(done + size_t(double(elements) * per_element), total);
       });
       // A linear layer held as the backend runs it fastest (its spec says how it is held).
-      if (w.layout == WeightLayout::kInputMajor) {
+      if (w.layout == WeightLayout::kInputMajor && !(options.float32_in_place && type == WeightType::kF32)) {
         const WeightLayout fastest = backend.linear_layout(type, w.inputs(), w.outputs(), options.gemm_math);
         if (fastest != w.layout) {
           w = with_layout(w, fastest);
@@ -140,7 +141,7 @@ std::shared_ptr<const Model> Model::from_parameters(const Config& config, Parame
     if (options.progress) options.progress(done, total);
   }
   return std::shared_ptr<const Model>(
-      new Model(config, std::move(params), device, type, options.kv_type, options.gemm_math));
+      new Model(config, std::move(params), device, type, options.kv_type, options.gemm_math, options.float32_in_place));
 }
 
 std::shared_ptr<const Model> Model::load(const std::string& dir, Device device, const ModelOptions& options) {

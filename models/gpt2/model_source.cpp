@@ -87,7 +87,10 @@ LoadedModel model_from_parameters(const Config& config, ParameterTensors paramet
   const auto start = std::chrono::steady_clock::now();
   LoadedModel out{nullptr, Tokenizer::gpt2(), description, false, 0, ""};
   out.text_problem = check_vocabularies(config, out.tokenizer, false, description);
-  out.model = Model::from_parameters(config, std::move(parameters), device);
+  // The caller's float32 memory is used in place, as the library's from_parameters promises.
+  ModelOptions in_place;
+  in_place.float32_in_place = true;
+  out.model = Model::from_parameters(config, std::move(parameters), device, in_place);
   out.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return out;
 }

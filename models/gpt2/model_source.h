@@ -43,7 +43,8 @@ struct LoadedModel {
 LoadedModel load_model(const ModelSource& source, Device device, const ProgressFn& progress = {});
 
 // A model over parameters that exist already (a caller's memory, matched by parameter_match.h),
-// with GPT-2's built-in tokenizer, as an initialized model has; `description` names it.
+// with GPT-2's built-in tokenizer, as an initialized model has; `description` names it. Float32
+// matrices are used in place (ModelOptions::float32_in_place).
 LoadedModel model_from_parameters(const Config& config, ParameterTensors parameters, Device device,
                                   const std::string& description);
 

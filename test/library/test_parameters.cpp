@@ -152,6 +152,28 @@ TEST_CASE("from_parameters uses float32 memory in place and holds its owner whil
   CHECK(released);
 }
 
+TEST_CASE("from_parameters reads float32 matrices in place, where a loaded model holds them in panels",
+          "[library][parameters]") {
+  // 64 inputs: a width the CPU backend would hold in panels on AVX-512 (Backend::linear_layout).
+  const ModelConfig c = ModelConfig::from_json(
+      R"({"n_layer": 1, "n_embd": 64, "n_head": 4, "n_positions": 16, "vocab_size": 301, "eos_token_id": 300})");
+  Parameters p = initialize_parameters(c, 4);
+  const Model model = Model::from_parameters(c, p.tensors, p.memory);
+  const std::vector<int32_t> ids = {7, 8};
+  const std::vector<float> before = model.logits(ids);
+  // A weight of a linear layer, and one of wte's row 7 (the embedding and the output head).
+  for (const auto& [name, element] : {std::pair<const char*, int64_t>{"h.0.mlp.c_fc.weight", 1},
+                                      std::pair<const char*, int64_t>{"wte.weight", 7 * 64 + 1}}) {
+    INFO(name);
+    float* w = static_cast<float*>(const_cast<void*>(find(p.tensors, name).data));
+    const float kept = w[element];
+    w[element] = kept + 0.5f;
+    CHECK(model.logits(ids) != before);
+    w[element] = kept;
+    CHECK(model.logits(ids) == before);
+  }
+}
+
 TEST_CASE("from_parameters accepts checkpoint naming: the prefix, a tied head, mask buffers", "[library][parameters]") {
   const ModelConfig c = odd_config();
   const Parameters p = initialize_parameters(c, 2);

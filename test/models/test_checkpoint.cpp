@@ -9,8 +9,10 @@
 #include <fstream>
 #include <random>
 
+#include "engine/core/backend.h"
 #include "engine/core/error.h"
 #include "engine/io/safetensors_writer.h"
+#include "kernels/cpu/cpu_ops.h"
 #include "models/gpt2/checkpoint.h"
 #include "models/gpt2/forward.h"
 #include "test/models/test_models_util.h"
@@ -86,6 +88,36 @@ TEST_CASE("save_checkpoint then load gives the same weights and the same logits"
   CHECK(summary.dtypes == std::vector<DType>{DType::kF32});
 }
 
+TEST_CASE("a float32 model holds its layers as the backend reads them; its checkpoint is the config's layout",
+          "[checkpoint]") {
+  // Panels where the variant has AVX-512 (linear_f32_panels.cpp), input-major elsewhere; the head
+  // a copy in panels or wte itself. d = 64: inputs a multiple of 32 in every matrix.
+  const Config c = test::tiny_config(2, 64, 4, 80, 97);
+  const auto params = test::random_parameters(c, 6);
+  const auto model = Model::from_parameters(c, params, Device::kCpu);
+  const Backend& cpu_backend = backend_for(Device::kCpu);
+  const auto canonical = parameter_specs(c);
+  INFO("variant " << cpu::active_isa());
+  for (size_t i = 0; i < canonical.size(); ++i) {
+    if (canonical[i].matrix != WeightLayout::kInputMajor) continue;
+    INFO(canonical[i].name);
+    CHECK(model->parameters().specs[i].matrix ==
+          cpu_backend.linear_layout(WeightType::kF32, canonical[i].shape[0], canonical[i].shape[1], GemmMath::kFp32));
+  }
+  const bool panels =
+      cpu_backend.linear_layout(WeightType::kF32, c.n_embd, c.vocab_size, GemmMath::kFp32) == WeightLayout::kPanels;
+  CHECK(model->weights().head.layout == (panels ? WeightLayout::kPanels : WeightLayout::kOutputMajor));
+  CHECK((model->weights().head.data.raw() == model->weights().wte.data.raw()) == !panels);
+  TempDir dir;
+  save_checkpoint(dir.str(), c, model->parameters());
+  const ParameterTensors stored = load_checkpoint(dir.str()).parameters;
+  for (size_t i = 0; i < canonical.size(); ++i) {
+    INFO(canonical[i].name);
+    REQUIRE(stored.tensors[i].shape() == canonical[i].shape);
+    CHECK(std::memcmp(stored.tensors[i].raw(), params.tensors[i].raw(), params.tensors[i].nbytes()) == 0);
+  }
+}
+
 TEST_CASE("F16 and BF16 checkpoints asked as f32 load converted to float32", "[checkpoint]") {
   const Config c = test::tiny_config(1);
   const auto params = test::random_parameters(c, 4);
@@ -97,8 +129,10 @@ TEST_CASE("F16 and BF16 checkpoints asked as f32 load converted to float32", "[c
     ModelOptions f32;
     f32.weights = WeightType::kF32;  // without it the matrices stay 16-bit (test_typed_weights.cpp)
     auto model = Model::load(dir.str(), Device::kCpu, f32);
+    // As the config lays them out (the model may hold its linear layers in panels).
+    const ParameterTensors held = in_config_layout(c, model->parameters());
     for (size_t i = 0; i < named.size(); ++i) {
-      const Tensor& got = model->parameters().tensors[i];
+      const Tensor& got = held.tensors[i];
       REQUIRE(got.dtype() == DType::kF32);
       std::vector<float> want(size_t(got.numel()));
       convert_to_f32(named[i].tensor.raw(), dt, want.data(), want.size());
