@@ -269,15 +269,16 @@ class CpuBackend final : public Backend {
   //   - otherwise paired panels (linear_paired.cpp), for the AVX512_BF16 dot products under bf16
   //     math, for FMAs under fp32 math (one sequential stream per panel where input-major W is
   //     read row by row: one sequence decodes at about the bandwidth, docs/benchmarks.md);
-  // - f32 and int8 where the variant has AVX-512: panels (linear_f32_panels.cpp,
-  //   linear_int8_panels.cpp), for the same reason.
+  // - f32 where the variant has AVX2 or AVX-512, int8 where it has AVX-512: panels
+  //   (linear_f32_panels.cpp, linear_int8_panels.cpp), for the same reason. (The avx2 variant's
+  //   int8 tiles, 3 rows, were slower than input-major at 8 and 128 rows on a Zen 5; its f32 tiles
+  //   faster at every row count, docs/benchmarks.md.)
   // Inputs a multiple of 32 (whole vectors of pairs, whole int8 blocks; every GPT-2 size); the
-  // panels take any outputs (the last one padded), the output head's vocabulary too. AVX2-only
-  // CPUs keep input-major: the panels were not measured there.
+  // panels take any outputs (the last one padded), the output head's vocabulary too.
   WeightLayout linear_layout(WeightType type, int64_t inputs, int64_t /*outputs*/, GemmMath math) const override {
     if (inputs % 32 != 0) return WeightLayout::kInputMajor;
-    if (type == WeightType::kF32 || type == WeightType::kInt8)
-      return cpu::has_avx512_vectors() ? WeightLayout::kPanels : WeightLayout::kInputMajor;
+    if (type == WeightType::kF32) return cpu::has_avx2_vectors() ? WeightLayout::kPanels : WeightLayout::kInputMajor;
+    if (type == WeightType::kInt8) return cpu::has_avx512_vectors() ? WeightLayout::kPanels : WeightLayout::kInputMajor;
     const bool sixteen_bits = type == WeightType::kBF16 || type == WeightType::kF16;
     if (!sixteen_bits || !cpu::has_bf16_gemm()) return WeightLayout::kInputMajor;
     if (math == GemmMath::kBf16 && cpu::amx_enabled()) return WeightLayout::kOutputMajor;

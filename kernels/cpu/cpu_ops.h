@@ -43,6 +43,8 @@ const char* active_isa();
 bool has_bf16_gemm();
 // Whether the active variant computes with 512-bit vectors (avx512, avx512bf16).
 bool has_avx512_vectors();
+// Whether the active variant computes with 256-bit FMA vectors or wider (avx2, avx512, avx512bf16).
+bool has_avx2_vectors();
 // Why EAGERLM_CPU_ISA was not followed ("" when it was, or is unset).
 const std::string& isa_request_problem();
 

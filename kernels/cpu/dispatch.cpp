@@ -118,6 +118,7 @@ const char* active_isa() { return active().isa; }
 bool has_bf16_gemm() { return active().has_bf16_gemm; }
 
 bool has_avx512_vectors() { return active().has_avx512; }
+bool has_avx2_vectors() { return active().has_avx2; }
 
 const std::string& isa_request_problem() {
   (void)active();

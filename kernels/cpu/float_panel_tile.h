@@ -12,11 +12,13 @@ namespace eagerlm::cpu::EAGERLM_CPU_ISA {
 
 // Rows per register tile: R·kFloatPanelVectors accumulators, the weight vectors and an x
 // broadcast fit the register file (32 vectors with AVX-512, 16 with AVX2; the generic variant is
-// for tests).
+// for tests). With AVX2, 3 rows (12 accumulators) against 2: on a Zen 5 running the avx2 variant,
+// 128 rows of float32 panels reached 89-92 % of the FMA peak against 54-56 %, one row 1.00-1.08x
+// the weights' stream against 1.10-1.72x (eagerlm-bench-linear --isa avx2 --types f32p).
 #if defined(EAGERLM_CPU_HAS_AVX512)
 constexpr int kPanelTileRows = 8;
 #elif defined(EAGERLM_CPU_HAS_AVX2)
-constexpr int kPanelTileRows = 2;
+constexpr int kPanelTileRows = 3;
 #else
 constexpr int kPanelTileRows = 1;
 #endif

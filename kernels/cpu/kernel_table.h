@@ -9,7 +9,8 @@ namespace eagerlm::cpu {
 struct KernelTable {
   const char* isa;
   bool has_bf16_gemm;  // linear_typed has a bf16 GEMM for GemmMath::kBf16 (AVX512_BF16)
-  bool has_avx512;     // 512-bit vectors (the f32 and int8 panels' register tiles are measured on them)
+  bool has_avx512;     // 512-bit vectors (the int8 panels' register tiles are measured on them)
+  bool has_avx2;       // 256-bit vectors with FMA at least (the f32 panels' tiles are measured on them)
   decltype(&cpu::linear) linear;
   decltype(&cpu::linear_transposed) linear_transposed;
   decltype(&cpu::linear_typed) linear_typed;

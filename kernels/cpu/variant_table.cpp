@@ -19,6 +19,11 @@ constexpr bool kHasAvx512 = true;
 #else
 constexpr bool kHasAvx512 = false;
 #endif
+#if defined(EAGERLM_CPU_HAS_AVX2)
+constexpr bool kHasAvx2 = true;
+#else
+constexpr bool kHasAvx2 = false;
+#endif
 }  // namespace
 #include "kernels/cpu/isa_end.h"
 
@@ -33,6 +38,7 @@ const KernelTable EAGERLM_CPU_TABLE(EAGERLM_CPU_ISA) = {
     EAGERLM_CPU_STRING(EAGERLM_CPU_ISA),
     kHasBf16Gemm,
     kHasAvx512,
+    kHasAvx2,
     &EAGERLM_CPU_ISA::linear,
     &EAGERLM_CPU_ISA::linear_transposed,
     &EAGERLM_CPU_ISA::linear_typed,

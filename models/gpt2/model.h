@@ -56,7 +56,7 @@ struct ModelOptions {
   GemmMath gemm_math = GemmMath::kFp32;
   // Float32 matrices stay as given, read in place (input-major; the head is wte itself), instead
   // of being copied into the layout the backend reads fastest (Backend::linear_layout: panels on
-  // AVX-512 CPUs, where one sequence decodes 1.15-1.4x faster). For parameters in the caller's
+  // AVX2 and AVX-512 CPUs, where one sequence decodes 1.15-1.7x faster). For parameters in the caller's
   // memory, which the library's from_parameters promises not to copy.
   bool float32_in_place = false;
   ProgressFn progress;
