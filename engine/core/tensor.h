@@ -100,6 +100,9 @@ class Tensor {
   Tensor slice(int dim, int64_t start, int64_t length) const;
   Tensor select(int dim, int64_t index) const;  // drops `dim`
 
+  // Whether both are views of one block of memory (one allocation, one memory map).
+  bool shares_storage_with(const Tensor& other) const { return storage_ && storage_ == other.storage_; }
+
   // Copies into a new contiguous tensor on `device` (converting dtype if asked).
   Tensor to(Device device) const;
   void copy_from(const Tensor& src);  // same shape/dtype; contiguous both

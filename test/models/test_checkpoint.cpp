@@ -5,9 +5,12 @@
 
 #include "test/support/temp_dir.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <random>
+#include <vector>
 
 #include "engine/core/backend.h"
 #include "engine/core/error.h"
@@ -115,6 +118,43 @@ TEST_CASE("a float32 model holds its layers as the backend reads them; its check
     INFO(canonical[i].name);
     REQUIRE(stored.tensors[i].shape() == canonical[i].shape);
     CHECK(std::memcmp(stored.tensors[i].raw(), params.tensors[i].raw(), params.tensors[i].nbytes()) == 0);
+  }
+}
+
+TEST_CASE("a model whose matrices were copied keeps nothing of the block they came from", "[checkpoint]") {
+  // All parameters over one borrowed block, as the initializer's one allocation or a checkpoint's
+  // memory map holds them. Where the model copies its matrices (panels, or another type), the
+  // block goes once the caller drops it; where it computes from them in place, the model holds it.
+  const Config c = test::tiny_config(2, 64, 4, 80, 97);
+  const auto params = test::random_parameters(c, 7);
+  size_t bytes = 0;
+  for (const Tensor& t : params.tensors) bytes += t.nbytes();
+  auto block = std::make_shared<std::vector<float>>(bytes / sizeof(float));
+  for (const WeightType type : {WeightType::kF32, WeightType::kBF16}) {
+    INFO(weight_type_name(type) << " in variant " << cpu::active_isa());
+    bool released = false;
+    std::shared_ptr<const void> owner(block.get(), [&released, keep = block](const void*) { released = true; });
+    ParameterTensors over_block;
+    over_block.specs = params.specs;
+    auto storage = Storage::borrow(block->data(), bytes, Device::kCpu, std::move(owner));
+    size_t offset = 0;
+    for (const Tensor& t : params.tensors) {
+      over_block.tensors.push_back(Tensor::over(storage, offset, t.shape(), DType::kF32));
+      over_block.tensors.back().copy_from(t);
+      offset += t.nbytes();
+    }
+    storage.reset();  // the tensors hold it now
+    ModelOptions options;
+    options.weights = type;
+    const auto model = Model::from_parameters(c, std::move(over_block), Device::kCpu, options);
+    const bool copied =
+        type != WeightType::kF32 ||
+        backend_for(Device::kCpu).linear_layout(type, c.n_embd, c.n_embd, GemmMath::kFp32) != WeightLayout::kInputMajor;
+    CHECK(released == copied);
+    const std::vector<int32_t> tokens = {5, 9, 2};
+    ForwardPass fwd(model, {});
+    const Tensor logits = fwd.step({{0, 0, tokens.data(), 3}}, LogitsFor::kLastToken);
+    CHECK(std::isfinite(logits.f32()[0]));
   }
 }
 
