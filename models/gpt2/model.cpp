@@ -174,11 +174,8 @@ std::shared_ptr<const Model> Model::load(const std::string& dir, Device device, 
   return from_parameters(ckpt.config, std::move(ckpt.parameters), device, options);
 }
 
-int64_t Model::parameter_count() const {
-  int64_t n = 0;
-  for (const auto& t : params_.tensors) n += t.numel();
-  return n;
-}
+// The config's count: a matrix held in panels has zero padding past its outputs, no parameters.
+int64_t Model::parameter_count() const { return gpt2::parameter_count(config_); }
 
 size_t Model::matrix_bytes() const {
   size_t n = 0;
