@@ -49,18 +49,14 @@ inline void panel_input_fma(simd::VecF (&sum)[R][kFloatPanelVectors], const floa
   }
 }
 
-// Rows [0, R) of y, the panel's first `cols` outputs (1-32; past them the panel holds padding,
-// computed and not stored), over the pass's `len` inputs (x and panel start at its first input).
-// kFromMemory: the panel streams from memory (prefetched ahead, row_tiles.h), not from a widened
-// copy in L1/L2.
-template <int R, bool kFromMemory>
-void float_panel_tile(const float* x, int64_t ldx, const float* panel, int64_t len, const float* bias, bool first,
-                      float* y, int64_t ldy, int64_t cols) {
-  using simd::VecF;
-  constexpr int kV = kFloatPanelVectors;
-  VecF acc[R][kV];
+// A tile's accumulators start from the bias (or zero) on the call's first pass over the inputs,
+// else from what the last pass stored in y (a stored float reloads unchanged: the chain goes on);
+// lanes past the panel's first `cols` outputs start at zero, and are never stored.
+template <int R>
+inline void start_panel_tile(simd::VecF (&acc)[R][kFloatPanelVectors], const float* bias, bool first, const float* y,
+                             int64_t ldy, int64_t cols) {
 #pragma GCC unroll 8
-  for (int c = 0; c < kV; ++c) {
+  for (int c = 0; c < kFloatPanelVectors; ++c) {
     const int lanes = panel_lanes_of(c, cols);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
@@ -68,6 +64,26 @@ void float_panel_tile(const float* x, int64_t ldx, const float* panel, int64_t l
                   : bias ? simd::load_floats(bias + c * simd::kLanes, lanes)
                          : simd::zero();
   }
+}
+template <int R>
+inline void store_panel_tile(const simd::VecF (&acc)[R][kFloatPanelVectors], float* y, int64_t ldy, int64_t cols) {
+#pragma GCC unroll 8
+  for (int c = 0; c < kFloatPanelVectors; ++c) {
+    const int lanes = panel_lanes_of(c, cols);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) simd::store(y + r * ldy + c * simd::kLanes, acc[r][c], lanes);
+  }
+}
+
+// Rows [0, R) of y, the panel's first `cols` outputs (1-32; past them the panel holds padding,
+// computed and not stored), over the pass's `len` inputs (x and panel start at its first input).
+// kFromMemory: the panel streams from memory (prefetched ahead, row_tiles.h), not from a widened
+// copy in L1/L2.
+template <int R, bool kFromMemory>
+void float_panel_tile(const float* x, int64_t ldx, const float* panel, int64_t len, const float* bias, bool first,
+                      float* y, int64_t ldy, int64_t cols) {
+  simd::VecF acc[R][kFloatPanelVectors];
+  start_panel_tile<R>(acc, bias, first, y, ldy, cols);
   for (int64_t i = 0; i < len; ++i) {
     const float* row = panel + i * kPanelColumns;
     if constexpr (kFromMemory) {
@@ -77,12 +93,7 @@ void float_panel_tile(const float* x, int64_t ldx, const float* panel, int64_t l
     }
     panel_input_fma<WeightType::kF32, R>(acc, x + i, ldx, row);
   }
-#pragma GCC unroll 8
-  for (int c = 0; c < kV; ++c) {
-    const int lanes = panel_lanes_of(c, cols);
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) simd::store(y + r * ldy + c * simd::kLanes, acc[r][c], lanes);
-  }
+  store_panel_tile<R>(acc, y, ldy, cols);
 }
 
 }  // namespace eagerlm::cpu::EAGERLM_CPU_ISA

@@ -53,58 +53,37 @@ namespace eagerlm::cpu::EAGERLM_CPU_ISA {
 
 namespace {
 
-constexpr int kRows = 8;  // rows of y per register tile: 8 × 2 accumulators
+using simd::VecF;
+constexpr int kVectors = kFloatPanelVectors;  // across a panel's 32 outputs
+
+// Rows of y per register tile: R·kVectors accumulators, a pair's two weight vectors and the x
+// broadcasts fit the register file. AVX-512: 8 rows × 2 (x broadcast from memory by each FMA).
+// AVX2: 2 rows × 4, with the 4 broadcasts of a pair held (3 rows would need 20 vectors of 16).
+#if defined(EAGERLM_CPU_HAS_AVX512)
+constexpr int kRows = 8;
+#elif defined(EAGERLM_CPU_HAS_AVX2)
+constexpr int kRows = 2;
+#else
+constexpr int kRows = 1;
+#endif
+constexpr int kMaxRows = std::max(kRows, kPanelTileRows);
+#if defined(EAGERLM_CPU_HAS_AVX512)
+constexpr bool kWidenBf16 = false;
+#else
+constexpr bool kWidenBf16 = true;
+#endif
 
 #if defined(EAGERLM_CPU_HAS_AVX512BF16)
-static_assert(kPanelColumns == 32, "a panel is two vectors of 16 outputs");
-// Intrinsics in their zero-masking forms (maskz, all lanes): GCC 12 warns that the plain ones pass
-// an "undefined" vector, as weight_vectors.h notes.
-
-// The lanes below count (none when count <= 0).
-inline __mmask16 first_lanes(int64_t count) {
-  return count <= 0 ? __mmask16(0) : count >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << count) - 1u);
-}
-
-// A tile's accumulators start from the bias (or zero) on the first pass over the inputs, else
-// from what the last pass stored in y (a stored float reloads unchanged: the chain goes on), lanes
-// past the panel's outputs zero; and go to y, those lanes not stored.
-template <int R>
-inline void start_tile(__m512 (&acc)[R][2], const float* bias, bool first, const float* y, int64_t ldy,
-                       __mmask16 lanes0, __mmask16 lanes1) {
-  if (!first) {
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      acc[r][0] = _mm512_maskz_loadu_ps(lanes0, y + r * ldy);
-      acc[r][1] = _mm512_maskz_loadu_ps(lanes1, y + r * ldy + 16);
-    }
-    return;
-  }
-  const __m512 b0 = bias ? _mm512_maskz_loadu_ps(lanes0, bias) : _mm512_setzero_ps();
-  const __m512 b1 = bias ? _mm512_maskz_loadu_ps(lanes1, bias + 16) : _mm512_setzero_ps();
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-    acc[r][0] = b0;
-    acc[r][1] = b1;
-  }
-}
-template <int R>
-inline void store_tile(const __m512 (&acc)[R][2], float* y, int64_t ldy, __mmask16 lanes0, __mmask16 lanes1) {
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-    _mm512_mask_storeu_ps(y + r * ldy, lanes0, acc[r][0]);
-    _mm512_mask_storeu_ps(y + r * ldy + 16, lanes1, acc[r][1]);
-  }
-}
+static_assert(kVectors == 2, "a panel is two vectors of 16 outputs");
 
 // Rows [0, R) of y, the panel's first `cols` columns (1-32; the rest of a last panel is zero
-// padding, computed and not stored), one pass: y = (first ? bias : y) + Σ_p x pair · W pair over
-// the pass's `pairs` (xp and panel start at its first pair).
+// padding, computed and not stored), one pass under bf16 math: y = (first ? bias : y) +
+// Σ_p x pair · W pair over the pass's `pairs` (xp and panel start at its first pair).
 template <int R>
 void panel_tile(const uint32_t* xp, int64_t ldxp, const uint32_t* panel, int64_t pairs, const float* bias, bool first,
                 float* y, int64_t ldy, int64_t cols) {
-  const __mmask16 lanes0 = first_lanes(cols), lanes1 = first_lanes(cols - 16);
-  __m512 acc[R][2];
-  start_tile<R>(acc, bias, first, y, ldy, lanes0, lanes1);
+  VecF acc[R][kVectors];
+  start_panel_tile<R>(acc, bias, first, y, ldy, cols);
   for (int64_t p = 0; p < pairs; ++p) {
     prefetch_panel_ahead(panel + p * kPanelColumns);
     prefetch_panel_ahead(panel + p * kPanelColumns + 16);
@@ -117,63 +96,75 @@ void panel_tile(const uint32_t* xp, int64_t ldxp, const uint32_t* panel, int64_t
       acc[r][1] = _mm512_dpbf16_ps(acc[r][1], xv, w1);
     }
   }
-  store_tile<R>(acc, y, ldy, lanes0, lanes1);
+  store_panel_tile<R>(acc, y, ldy, cols);
 }
-
-// The same tile under float32 math: x as it is, each pair's weights widened exactly into the even
-// and odd inputs' vectors (bf16: a shift and a mask; f16: each half narrowed out of its word and
-// converted), two FMAs per pair, even input first.
-template <int R, bool kF16>
-void panel_tile_f32(const float* x, int64_t ldx, const uint32_t* panel, int64_t pairs, const float* bias, bool first,
-                    float* y, int64_t ldy, int64_t cols) {
-  const __mmask16 lanes0 = first_lanes(cols), lanes1 = first_lanes(cols - 16);
-  const __m512i high_halves = _mm512_set1_epi32(int32_t(0xFFFF0000u));
-  __m512 acc[R][2];
-  start_tile<R>(acc, bias, first, y, ldy, lanes0, lanes1);
-  for (int64_t p = 0; p < pairs; ++p) {
-    prefetch_panel_ahead(panel + p * kPanelColumns);
-    prefetch_panel_ahead(panel + p * kPanelColumns + 16);
-    const __m512i v0 = _mm512_loadu_si512(panel + p * kPanelColumns);
-    const __m512i v1 = _mm512_loadu_si512(panel + p * kPanelColumns + 16);
-    const __m512 even0 = kF16 ? _mm512_maskz_cvtph_ps(0xFFFF, _mm512_maskz_cvtepi32_epi16(0xFFFF, v0))
-                              : _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xFFFF, v0, 16));
-    const __m512 odd0 = kF16 ? _mm512_maskz_cvtph_ps(
-                                   0xFFFF, _mm512_maskz_cvtepi32_epi16(0xFFFF, _mm512_maskz_srli_epi32(0xFFFF, v0, 16)))
-                             : _mm512_castsi512_ps(_mm512_and_si512(v0, high_halves));
-    const __m512 even1 = kF16 ? _mm512_maskz_cvtph_ps(0xFFFF, _mm512_maskz_cvtepi32_epi16(0xFFFF, v1))
-                              : _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xFFFF, v1, 16));
-    const __m512 odd1 = kF16 ? _mm512_maskz_cvtph_ps(
-                                   0xFFFF, _mm512_maskz_cvtepi32_epi16(0xFFFF, _mm512_maskz_srli_epi32(0xFFFF, v1, 16)))
-                             : _mm512_castsi512_ps(_mm512_and_si512(v1, high_halves));
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      const __m512 xe = _mm512_set1_ps(x[r * ldx + 2 * p]), xo = _mm512_set1_ps(x[r * ldx + 2 * p + 1]);
-      acc[r][0] = _mm512_fmadd_ps(xe, even0, acc[r][0]);
-      acc[r][1] = _mm512_fmadd_ps(xe, even1, acc[r][1]);
-      acc[r][0] = _mm512_fmadd_ps(xo, odd0, acc[r][0]);
-      acc[r][1] = _mm512_fmadd_ps(xo, odd1, acc[r][1]);
+#else
+// bf16 math without vdpbf16ps, in scalar code (x rounded, the odd input's exact product first, as
+// the instruction adds them): for the tests, which run every variant; the backend asks for bf16
+// math only where the variant has AVX512_BF16.
+void columns_bf16_products(const float* x, int64_t ldx, const uint16_t* w, const float* bias, float* y, int64_t ldy,
+                           int64_t m, int64_t k, int64_t n0, int64_t n1) {
+  for (int64_t r = 0; r < m; ++r) {
+    const float* xr = x + r * ldx;
+    for (int64_t j = n0; j < n1; ++j) {
+      float acc = bias ? bias[j] : 0.0f;
+      for (int64_t i = 0; i < k; i += 2) {
+        const float odd = bf16_to_float(float_to_bf16(xr[i + 1])) * bf16_to_float(w[paired_panel_index(i + 1, j, k)]);
+        const float even = bf16_to_float(float_to_bf16(xr[i])) * bf16_to_float(w[paired_panel_index(i, j, k)]);
+        acc += odd;
+        acc += even;
+      }
+      y[r * ldy + j] = acc;
     }
   }
-  store_tile<R>(acc, y, ldy, lanes0, lanes1);
+}
+#endif
+
+// The tile under float32 math: x as it is, each pair's weights widened exactly into the even and
+// odd inputs' vectors (simd::load_pairs), two FMAs per pair, even input first.
+template <WeightType T, int R>
+void panel_tile_f32(const float* x, int64_t ldx, const uint32_t* panel, int64_t pairs, const float* bias, bool first,
+                    float* y, int64_t ldy, int64_t cols) {
+  VecF acc[R][kVectors];
+  start_panel_tile<R>(acc, bias, first, y, ldy, cols);
+  for (int64_t p = 0; p < pairs; ++p) {
+    const uint32_t* row = panel + p * kPanelColumns;
+    // A pair's 32 words are two cache lines.
+    prefetch_panel_ahead(row);
+    prefetch_panel_ahead(row + 16);
+    const float* xe = x + 2 * p;
+#pragma GCC unroll 8
+    for (int c = 0; c < kVectors; ++c) {
+      VecF even, odd;
+      simd::load_pairs<T>(row + c * simd::kLanes, even, odd);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        acc[r][c] = simd::fma(simd::splat(xe[r * ldx]), even, acc[r][c]);
+        acc[r][c] = simd::fma(simd::splat(xe[r * ldx + 1]), odd, acc[r][c]);
+      }
+    }
+  }
+  store_panel_tile<R>(acc, y, ldy, cols);
 }
 
 // An f16 panel widened once into float32, input by input ([k][32], a float32 panel that
 // float_panel_tile.h runs over, the chain of panel_tile_f32): for many rows, where each tile would
 // otherwise widen every pair again (f16 takes three instructions a vector, not one).
-void widen_f16_panel(const uint32_t* panel, int64_t pairs, float* wide) {
+template <WeightType T>
+void widen_panel(const uint32_t* panel, int64_t pairs, float* wide) {
   for (int64_t p = 0; p < pairs; ++p) {
-    prefetch_panel_ahead(panel + p * kPanelColumns);
-    prefetch_panel_ahead(panel + p * kPanelColumns + 16);
-    const __m512i v0 = _mm512_loadu_si512(panel + p * kPanelColumns);
-    const __m512i v1 = _mm512_loadu_si512(panel + p * kPanelColumns + 16);
+    const uint32_t* row = panel + p * kPanelColumns;
+    prefetch_panel_ahead(row);
+    prefetch_panel_ahead(row + 16);
     float* even = wide + 2 * p * kPanelColumns;
     float* odd = even + kPanelColumns;
-    _mm512_storeu_ps(even, _mm512_maskz_cvtph_ps(0xFFFF, _mm512_maskz_cvtepi32_epi16(0xFFFF, v0)));
-    _mm512_storeu_ps(even + 16, _mm512_maskz_cvtph_ps(0xFFFF, _mm512_maskz_cvtepi32_epi16(0xFFFF, v1)));
-    _mm512_storeu_ps(odd, _mm512_maskz_cvtph_ps(
-                              0xFFFF, _mm512_maskz_cvtepi32_epi16(0xFFFF, _mm512_maskz_srli_epi32(0xFFFF, v0, 16))));
-    _mm512_storeu_ps(odd + 16, _mm512_maskz_cvtph_ps(0xFFFF, _mm512_maskz_cvtepi32_epi16(
-                                                                 0xFFFF, _mm512_maskz_srli_epi32(0xFFFF, v1, 16))));
+#pragma GCC unroll 8
+    for (int c = 0; c < kVectors; ++c) {
+      VecF e, o;
+      simd::load_pairs<T>(row + c * simd::kLanes, e, o);
+      simd::store(even + c * simd::kLanes, e, simd::kLanes);
+      simd::store(odd + c * simd::kLanes, o, simd::kLanes);
+    }
   }
 }
 
@@ -183,9 +174,14 @@ void widen_f16_panel(const uint32_t* panel, int64_t pairs, float* wide) {
 void columns(const float* x, int64_t ldx, const uint16_t* w, bool f16, const float* bias, float* y, int64_t ldy,
              int64_t m, int64_t k, int64_t n0, int64_t n1, GemmMath math) {
   const bool bf16_math = !f16 && math == GemmMath::kBf16;
-  const bool widen_once = f16 && m > kRows;
+#if !defined(EAGERLM_CPU_HAS_AVX512BF16)
+  if (bf16_math) return columns_bf16_products(x, ldx, w, bias, y, ldy, m, k, n0, n1);
+#endif
+  const bool widen_once = f16 ? m > kRows : kWidenBf16 && m > 8;
+  // A widened panel runs the float32 panels' tiles (float_panel_tile.h), of their own height.
+  const int tile_rows = widen_once ? kPanelTileRows : kRows;
   // Under kBf16 in one pass (row_tiles.h measures both maths).
-  const int64_t pass = bf16_math ? k : inputs_per_pass(std::min<int64_t>(m, kRows), k, 2);
+  const int64_t pass = bf16_math ? k : inputs_per_pass(std::min<int64_t>(m, tile_rows), k, 2);
   // Each pass's inputs of every row are copied (row_tiles.h: copy_x), under kBf16 rounded to pairs
   // at the same stride. pack_x_pairs writes whole vectors of 16 words: a row's last one runs into
   // the next row (which then overwrites it) and past the last row by up to 15 words.
@@ -200,7 +196,9 @@ void columns(const float* x, int64_t ldx, const uint16_t* w, bool f16, const flo
     const int64_t len = std::min(pass, k - i0);
     const bool first = i0 == 0;
     if (bf16_math) {
+#if defined(EAGERLM_CPU_HAS_AVX512BF16)
       pack_x_pairs(x + i0, ldx, m, len, xp.data(), ldp);
+#endif
     } else {
       copy_x(x + i0, ldx, m, len, xs.data(), ldp);
     }
@@ -208,61 +206,35 @@ void columns(const float* x, int64_t ldx, const uint16_t* w, bool f16, const flo
       const uint32_t* panel = reinterpret_cast<const uint32_t*>(w + j0 * k) + i0 / 2 * kPanelColumns;
       const int64_t cols = std::min(kPanelColumns, n1 - j0);
       const float* b = bias ? bias + j0 : nullptr;
-      if (widen_once) widen_f16_panel(panel, len / 2, wide.data());
-      for (int64_t r0 = 0; r0 < m; r0 += kRows)
-        with_rows<kRows>(int(std::min<int64_t>(kRows, m - r0)), [&](auto r) {
+      if (widen_once) {
+        if (f16) {
+          widen_panel<WeightType::kF16>(panel, len / 2, wide.data());
+        } else {
+          widen_panel<WeightType::kBF16>(panel, len / 2, wide.data());
+        }
+      }
+      for (int64_t r0 = 0; r0 < m; r0 += tile_rows)
+        with_rows<kMaxRows>(int(std::min<int64_t>(tile_rows, m - r0)), [&](auto r) {
           float* yt = y + r0 * ldy + j0;
           const float* xt = xs.data() + r0 * ldp;
           if (bf16_math) {
+#if defined(EAGERLM_CPU_HAS_AVX512BF16)
             panel_tile<r()>(xp.data() + r0 * ldp, ldp, panel, len / 2, b, first, yt, ldy, cols);
+#endif
           } else if (widen_once) {
-            float_panel_tile<r(), false>(xt, ldp, wide.data(), len, b, first, yt, ldy, cols);
-          } else if (f16) {
-            panel_tile_f32<r(), true>(xt, ldp, panel, len / 2, b, first, yt, ldy, cols);
-          } else {
-            panel_tile_f32<r(), false>(xt, ldp, panel, len / 2, b, first, yt, ldy, cols);
+            if constexpr (r() <= kPanelTileRows)
+              float_panel_tile<r(), false>(xt, ldp, wide.data(), len, b, first, yt, ldy, cols);
+          } else if constexpr (r() <= kRows) {
+            if (f16) {
+              panel_tile_f32<WeightType::kF16, r()>(xt, ldp, panel, len / 2, b, first, yt, ldy, cols);
+            } else {
+              panel_tile_f32<WeightType::kBF16, r()>(xt, ldp, panel, len / 2, b, first, yt, ldy, cols);
+            }
           }
         });
     }
   }
 }
-#else
-// One rounding per product-sum where the variant has FMA (as linear_typed's chain), else two.
-inline float multiply_add(float a, float b, float c) {
-#if defined(EAGERLM_CPU_HAS_AVX2)
-  return std::fma(a, b, c);
-#else
-  return a * b + c;
-#endif
-}
-
-// Both maths in scalar code: kBf16 as vdpbf16ps (x rounded, the odd input's exact product first),
-// else linear_typed's chain.
-void columns(const float* x, int64_t ldx, const uint16_t* w, bool f16, const float* bias, float* y, int64_t ldy,
-             int64_t m, int64_t k, int64_t n0, int64_t n1, GemmMath math) {
-  auto widen = [f16](uint16_t h) { return f16 ? f16_to_float(h) : bf16_to_float(h); };
-  for (int64_t r = 0; r < m; ++r) {
-    const float* xr = x + r * ldx;
-    for (int64_t j = n0; j < n1; ++j) {
-      float acc = bias ? bias[j] : 0.0f;
-      for (int64_t i = 0; i < k; i += 2) {
-        const float w_even = widen(w[paired_panel_index(i, j, k)]);
-        const float w_odd = widen(w[paired_panel_index(i + 1, j, k)]);
-        if (!f16 && math == GemmMath::kBf16) {
-          const float odd = bf16_to_float(float_to_bf16(xr[i + 1])) * w_odd;
-          const float even = bf16_to_float(float_to_bf16(xr[i])) * w_even;
-          acc += odd;
-          acc += even;
-        } else {
-          acc = multiply_add(xr[i], w_even, acc);
-          acc = multiply_add(xr[i + 1], w_odd, acc);
-        }
-      }
-      y[r * ldy + j] = acc;
-    }
-  }
-}
-#endif
 
 }  // namespace
 
