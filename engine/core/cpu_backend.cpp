@@ -264,7 +264,7 @@ class CpuBackend final : public Backend {
   DeviceLimits measure_read_bandwidth(int threads) override { return measure_cpu_read_bandwidth(threads); }
   // Weights held as the kernels read them in place, with no packing per call, so that a decode
   // step of 8 sequences streams each matrix once:
-  // - bf16 and f16 where the variant has AVX512_BF16:
+  // - bf16 and f16 where the variant has AVX2 or AVX-512:
   //   - bf16 math with AMX: output-major, the tiles' first operand (bf16_gemm.h);
   //   - otherwise paired panels (linear_paired.cpp), for the AVX512_BF16 dot products under bf16
   //     math, for FMAs under fp32 math (one sequential stream per panel where input-major W is
@@ -272,15 +272,15 @@ class CpuBackend final : public Backend {
   // - f32 where the variant has AVX2 or AVX-512, int8 where it has AVX-512: panels
   //   (linear_f32_panels.cpp, linear_int8_panels.cpp), for the same reason. (The avx2 variant's
   //   int8 tiles, 3 rows, were slower than input-major at 8 and 128 rows on a Zen 5; its f32 tiles
-  //   faster at every row count, docs/benchmarks.md.)
+  //   faster at every row count, its 16-bit tiles at 1 and 8 rows and about as fast at 128,
+  //   docs/benchmarks.md.)
   // Inputs a multiple of 32 (whole vectors of pairs, whole int8 blocks; every GPT-2 size); the
   // panels take any outputs (the last one padded), the output head's vocabulary too.
   WeightLayout linear_layout(WeightType type, int64_t inputs, int64_t /*outputs*/, GemmMath math) const override {
     if (inputs % 32 != 0) return WeightLayout::kInputMajor;
     if (type == WeightType::kF32) return cpu::has_avx2_vectors() ? WeightLayout::kPanels : WeightLayout::kInputMajor;
     if (type == WeightType::kInt8) return cpu::has_avx512_vectors() ? WeightLayout::kPanels : WeightLayout::kInputMajor;
-    const bool sixteen_bits = type == WeightType::kBF16 || type == WeightType::kF16;
-    if (!sixteen_bits || !cpu::has_bf16_gemm()) return WeightLayout::kInputMajor;
+    if (!cpu::has_avx2_vectors()) return WeightLayout::kInputMajor;
     if (math == GemmMath::kBf16 && cpu::amx_enabled()) return WeightLayout::kOutputMajor;
     return panels_fit(type, inputs) ? WeightLayout::kPanels : WeightLayout::kInputMajor;
   }
