@@ -1,6 +1,6 @@
 // linear_paired (cpu_kernels.inc): y = x·W + bias with bf16 or f16 W held in paired panels
 // (kernels/common/weights.h), the layout the CPU backend holds 16-bit layers in where its variant
-// has AVX512_BF16 and no AMX tiles serve the math (engine/core/cpu_backend.cpp).
+// has AVX2 or AVX-512 and no AMX tiles serve the math (engine/core/cpu_backend.cpp).
 //
 // Why a layout of our own: vdpbf16ps multiplies a vector of 16 outputs' pairs of W by one
 // broadcast pair of x. GPT-2's input-major W has to be interleaved into such pairs first (the
@@ -10,8 +10,10 @@
 // register tile of up to 8 rows × 32 outputs reads each W vector once for all its rows, with no
 // packing and no sums across lanes (2 threads on a Zen 4, 768x3072 from memory, 8 rows: 0.16 ms
 // against 0.44 for the in-place dot products). Under float32 math (and for f16, always) the same
-// stream feeds FMAs: each panel row splits into its even and odd inputs' weights, widened exactly,
-// one sequential stream where input-major W is read as one stream per row of a chunk.
+// stream feeds FMAs on every variant: each panel row splits into its even and odd inputs' weights,
+// widened exactly (simd::load_pairs), one sequential stream where input-major W is read as one
+// stream per row of a chunk (the avx2 variant on a Zen 5, one row of GPT-2's layers: 0.96-1.11x
+// the weights' stream against 1.30-1.69x input-major, docs/benchmarks.md).
 //
 // Under float32 math, where a tile's rows of x would not stay in L1 (8 rows of 3072 inputs), the
 // inputs are taken in passes (row_tiles.h: inputs_per_pass), y carried between them.
@@ -22,10 +24,10 @@
 //          which changes no bits);
 //   else:  acc = bias (or 0), then acc = fma(x[i], W[i][j], acc) for each input in order:
 //          linear_typed's chain (cpu_kernels.inc), so the layout changes no bits.
-// Variants without AVX512_BF16 compute kBf16 in float32 (exact: bf16 products fit) with the odd
-// input's product added first, as the instruction does; their float32 chain is linear_typed's
-// (one rounding per fma where the variant has FMA, a rounded product and sum in generic). The
-// backend holds this layout only for AVX512_BF16 variants, but every variant runs it in the tests.
+// Variants without AVX512_BF16 compute kBf16 in scalar float32 (exact: bf16 products fit) with the
+// odd input's product added first, as the instruction does (the backend asks for bf16 math only
+// with AVX512_BF16; the tests run it on every variant); their float32 chain is linear_typed's (one
+// rounding per fma where the variant has FMA, a rounded product and sum in generic).
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -58,23 +60,25 @@ constexpr int kVectors = kFloatPanelVectors;  // across a panel's 32 outputs
 
 // Rows of y per register tile: R·kVectors accumulators, a pair's two weight vectors and the x
 // broadcasts fit the register file. AVX-512: 8 rows × 2 (x broadcast from memory by each FMA).
-// AVX2: 2 rows × 4, with the 4 broadcasts of a pair held (3 rows would need 20 vectors of 16).
+// AVX2: 2 rows × 4, with the 4 broadcasts of a pair held (3 rows would need 20 vectors of 16: on a
+// Zen 5 they ran 128 rows at 69 % of the FMA peak against 77 %).
+// kWidenBf16: past 8 rows a bf16 panel is widened once (as f16's always is past one tile) and run
+// by the float32 panels' taller tiles from L2: with AVX2 (2-row tiles) 78-82 % of the peak at 128
+// rows against 77 %; AVX-512's 8-row tiles widen each pair for 8 rows already.
 #if defined(EAGERLM_CPU_HAS_AVX512)
 constexpr int kRegisterFileVectors = 32;
 constexpr int kRows = 8;
+constexpr bool kWidenBf16 = false;
 #elif defined(EAGERLM_CPU_HAS_AVX2)
 constexpr int kRegisterFileVectors = 16;
 constexpr int kRows = 2;
+constexpr bool kWidenBf16 = true;
 #else
 constexpr int kRegisterFileVectors = 16;
 constexpr int kRows = 1;
-#endif
-constexpr int kMaxRows = std::max(kRows, kPanelTileRows);
-#if defined(EAGERLM_CPU_HAS_AVX512)
-constexpr bool kWidenBf16 = false;
-#else
 constexpr bool kWidenBf16 = true;
 #endif
+constexpr int kMaxRows = std::max(kRows, kPanelTileRows);
 
 #if defined(EAGERLM_CPU_HAS_AVX512BF16)
 static_assert(kVectors == 2, "a panel is two vectors of 16 outputs");
@@ -170,9 +174,9 @@ void panel_tile_f32(const float* x, int64_t ldx, const uint32_t* panel, int64_t 
   store_panel_tile<R>(acc, y, ldy, cols);
 }
 
-// An f16 panel widened once into float32, input by input ([k][32], a float32 panel that
+// A panel widened once into float32, input by input ([k][32], a float32 panel that
 // float_panel_tile.h runs over, the chain of panel_tile_f32): for many rows, where each tile would
-// otherwise widen every pair again (f16 takes three instructions a vector, not one).
+// otherwise widen every pair again (f16 takes three or more instructions a vector, bf16 one).
 template <WeightType T>
 void widen_panel(const uint32_t* panel, int64_t pairs, float* wide) {
   for (int64_t p = 0; p < pairs; ++p) {
@@ -192,8 +196,8 @@ void widen_panel(const uint32_t* panel, int64_t pairs, float* wide) {
 }
 
 // Columns [n0, n1) (n0 at a panel's start): passes over the inputs (inputs_per_pass), in each
-// pass panel by panel, each panel's rows of y in tiles of kRows (the panel's part stays in L1/L2
-// for the next tile of rows).
+// pass panel by panel, each panel's rows of y in tiles of kRows, or of kPanelTileRows over a
+// widened panel (the panel's part stays in L1/L2 for the next tile of rows).
 void columns(const float* x, int64_t ldx, const uint16_t* w, bool f16, const float* bias, float* y, int64_t ldy,
              int64_t m, int64_t k, int64_t n0, int64_t n1, GemmMath math) {
   const bool bf16_math = !f16 && math == GemmMath::kBf16;
