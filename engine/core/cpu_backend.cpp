@@ -102,8 +102,8 @@ class CpuQueue final : public Queue {
   }
   void linear_panels(const float* x, int64_t ldx, const Weights& w, const float* bias, float* y, int64_t ldy, int64_t m,
                      int64_t k, int64_t n) override {
-    if (w.type == WeightType::kF32)
-      return cpu::linear_f32_panels(x, ldx, static_cast<const float*>(w.data), bias, y, ldy, m, k, n);
+    if (w.type == WeightType::kF32 || w.type == WeightType::kF16)
+      return cpu::linear_row_panels(x, ldx, w, bias, y, ldy, m, k, n);
     if (w.type == WeightType::kInt8) return cpu::linear_int8_panels(x, ldx, w, bias, y, ldy, m, k, n);
     cpu::linear_paired(x, ldx, w, bias, y, ldy, m, k, n, math_);
   }

@@ -132,7 +132,7 @@ void rearrange_panels(T* input_major, T* panels, int64_t k, int64_t n, bool to_p
   });
 }
 
-// The same for panels that hold each row's 32 outputs together (f32 and int8 data: panel_index;
+// The same for panels that hold each row's 32 outputs together (f32, f16 and int8 data: panel_index;
 // int8 scales by block: int8_panel_scale_index): one copy of a row's 32 values at a time. (The
 // element-wise walk above loaded a float32 GPT-2 124M in 0.43-0.63 s, this one in 0.19: most of
 // the rest is the kernel zeroing the new pages, 650 MB with the head's copy.)
@@ -162,8 +162,11 @@ void rearrange_panels(const WeightTensor& plain, const WeightTensor& held, bool 
       rearrange_row_panels(static_cast<float*>(plain.data.raw()), static_cast<float*>(held.data.raw()), k, n,
                            to_panels);
       return;
-    case WeightType::kBF16:
     case WeightType::kF16:
+      rearrange_row_panels(static_cast<uint16_t*>(plain.data.raw()), static_cast<uint16_t*>(held.data.raw()), k, n,
+                           to_panels);
+      return;
+    case WeightType::kBF16:
       rearrange_panels(static_cast<uint16_t*>(plain.data.raw()), static_cast<uint16_t*>(held.data.raw()), k, n,
                        to_panels, [k](int64_t i, int64_t j) { return paired_panel_index(i, j, k); });
       return;
@@ -186,9 +189,9 @@ WeightTensor empty_like(const WeightTensor& w, WeightLayout layout, const Shape&
 }  // namespace
 
 bool panels_fit(WeightType type, int64_t inputs) {
-  if (type == WeightType::kF32) return true;
+  if (type == WeightType::kF32 || type == WeightType::kF16) return true;
   if (type == WeightType::kInt8) return inputs % kInt8Block == 0;
-  return (type == WeightType::kBF16 || type == WeightType::kF16) && inputs % 2 == 0;
+  return type == WeightType::kBF16 && inputs % 2 == 0;
 }
 
 WeightTensor with_layout(const WeightTensor& w, WeightLayout layout) {
@@ -204,7 +207,7 @@ WeightTensor with_layout(const WeightTensor& w, WeightLayout layout) {
   if (layout == WeightLayout::kPanels || w.layout == WeightLayout::kPanels) {
     if (!panels_fit(w.type, k))
       throw_error(ErrorCode::kInternal,
-                  "with_layout: panels need f32, bf16 or f16 with even inputs, or int8 with whole blocks, got " +
+                  "with_layout: panels need f32, f16, bf16 with even inputs, or int8 with whole blocks, got " +
                       std::string(weight_type_name(w.type)) + " " + w.data.describe());
     if (layout == WeightLayout::kPanels) {
       const WeightTensor in = with_layout(w, WeightLayout::kInputMajor);

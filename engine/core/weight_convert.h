@@ -24,8 +24,8 @@ WeightTensor convert_weight(const WeightTensor& source, WeightType type, Device 
 
 // The same matrix held in `layout` (a rearranged copy on the host; `w` itself when it is held so
 // already): f32, bf16, f16 and int8 (its scales with it) on the CPU between input- and
-// output-major; bf16 and f16 with even inputs, and int8 with whole blocks of inputs, to and from
-// panels (panels_fit). Anything else is Error(kInternal).
+// output-major; f32 and f16, bf16 with even inputs, and int8 with whole blocks of inputs, to and
+// from panels (panels_fit). Anything else is Error(kInternal).
 WeightTensor with_layout(const WeightTensor& w, WeightLayout layout);
 // Whether a matrix of `type` with this many inputs can be held in panels.
 bool panels_fit(WeightType type, int64_t inputs);

@@ -11,11 +11,13 @@
 // and a third, the kernels' own, chosen at load where it is fastest (engine/core/backend.h):
 //   panels        the outputs in panels of kPanelColumns (32), the last one padded with zero
 //                 weights, each panel one sequential stream of what the kernels multiply by a
-//                 broadcast x (linear_paired, linear_int8_panels, linear_f32_panels):
-//     bf16/f16    [⌈n/32⌉][k/2][32][2] (k even, "paired panels"): for each pair of inputs p, the
+//                 broadcast x (linear_paired, linear_int8_panels, linear_row_panels):
+//     bf16        [⌈n/32⌉][k/2][32][2] (k even, "paired panels"): for each pair of inputs p, the
 //                 32 outputs' words (W[2p][j], W[2p+1][j]): the operand vdpbf16ps takes;
-//     f32, int8   [⌈n/32⌉][k][32]: for each input, the 32 outputs' values; int8's scales
-//                 [⌈n/32⌉][k/32][32]: for each block of inputs, the 32 outputs' scales (padding 0).
+//     f32, f16,   [⌈n/32⌉][k][32] ("row panels"): for each input, the 32 outputs' values (f16 has
+//     int8        no dot-product instruction to pair for, and a vector of it widens as it loads);
+//                 int8's scales [⌈n/32⌉][k/32][32]: for each block of inputs, the 32 outputs'
+//                 scales (padding 0).
 //
 // kBF16 and kF16 are IEEE-style halves (dtype.h's bf16_to_float / f16_to_float widen them
 // exactly). kInt8 is symmetric int8 with one float scale per block of kInt8Block consecutive

@@ -158,9 +158,9 @@ void linear_int8_panels(const float* x, int64_t ldx, const Weights& w, const flo
                         int64_t m, int64_t k, int64_t n) {
   active().linear_int8_panels(x, ldx, w, bias, y, ldy, m, k, n);
 }
-void linear_f32_panels(const float* x, int64_t ldx, const float* w, const float* bias, float* y, int64_t ldy, int64_t m,
-                       int64_t k, int64_t n) {
-  active().linear_f32_panels(x, ldx, w, bias, y, ldy, m, k, n);
+void linear_row_panels(const float* x, int64_t ldx, const Weights& w, const float* bias, float* y, int64_t ldy,
+                       int64_t m, int64_t k, int64_t n) {
+  active().linear_row_panels(x, ldx, w, bias, y, ldy, m, k, n);
 }
 void gather_rows_typed(const Weights& w, int64_t k, const int32_t* rows, int64_t n_rows, float* out) {
   active().gather_rows_typed(w, k, rows, n_rows, out);

@@ -1,6 +1,7 @@
-// The register tile over a float32 panel ([len][32]: for each input, the 32 outputs' weights), in
-// the variant's vectors (weight_vectors.h): linear_f32_panels runs it over float32 layers held in
-// panels, and linear_paired over an f16 panel it has widened once for many rows. Included by a
+// The register tile over a float32 or f16 panel ([len][32]: for each input, the 32 outputs'
+// weights), in the variant's vectors (weight_vectors.h): linear_row_panels runs it over float32
+// and f16 layers held in panels, and linear_paired over a bf16 panel it has widened once for many
+// rows. Included by a
 // kernel source INSIDE its ISA region, after row_tiles.h and weight_vectors.h.
 //
 // Every y element is linear_typed's float32 chain, whatever the rows of the tile:
@@ -76,22 +77,26 @@ inline void store_panel_tile(const simd::VecF (&acc)[R][kFloatPanelVectors], flo
 }
 
 // Rows [0, R) of y, the panel's first `cols` outputs (1-32; past them the panel holds padding,
-// computed and not stored), over the pass's `len` inputs (x and panel start at its first input).
+// computed and not stored), over the pass's `len` inputs (x and panel start at its first input),
+// the panel's weights stored as T (f32 or f16, widened exactly as each is loaded).
 // kFromMemory: the panel streams from memory (prefetched ahead, row_tiles.h), not from a widened
 // copy in L1/L2.
-template <int R, bool kFromMemory>
-void float_panel_tile(const float* x, int64_t ldx, const float* panel, int64_t len, const float* bias, bool first,
-                      float* y, int64_t ldy, int64_t cols) {
+template <WeightType T, int R, bool kFromMemory>
+void float_panel_tile(const float* x, int64_t ldx, const simd::Storage<T>* panel, int64_t len, const float* bias,
+                      bool first, float* y, int64_t ldy, int64_t cols) {
+  // An input's 32 weights: two cache lines in float32, one in f16.
+  constexpr int64_t kLinesPerInput = int64_t(kPanelColumns * sizeof(simd::Storage<T>)) / 64;
+  static_assert(kLinesPerInput >= 1);
   simd::VecF acc[R][kFloatPanelVectors];
   start_panel_tile<R>(acc, bias, first, y, ldy, cols);
   for (int64_t i = 0; i < len; ++i) {
-    const float* row = panel + i * kPanelColumns;
+    const simd::Storage<T>* row = panel + i * kPanelColumns;
     if constexpr (kFromMemory) {
-      // An input's 32 weights are two cache lines.
-      prefetch_panel_ahead(row);
-      prefetch_panel_ahead(row + 16);
+#pragma GCC unroll 2
+      for (int64_t line = 0; line < kLinesPerInput; ++line)
+        prefetch_panel_ahead(row + line * kPanelColumns / kLinesPerInput);
     }
-    panel_input_fma<WeightType::kF32, R>(acc, x + i, ldx, row);
+    panel_input_fma<T, R>(acc, x + i, ldx, row);
   }
   store_panel_tile<R>(acc, y, ldy, cols);
 }

@@ -17,7 +17,7 @@ struct KernelTable {
   decltype(&cpu::linear_transposed_typed) linear_transposed_typed;
   decltype(&cpu::linear_paired) linear_paired;
   decltype(&cpu::linear_int8_panels) linear_int8_panels;
-  decltype(&cpu::linear_f32_panels) linear_f32_panels;
+  decltype(&cpu::linear_row_panels) linear_row_panels;
   decltype(&cpu::gather_rows_typed) gather_rows_typed;
   decltype(&cpu::widen_weights) widen_weights;
   decltype(&cpu::quantize_int8) quantize_int8;

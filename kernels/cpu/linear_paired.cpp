@@ -1,6 +1,7 @@
-// linear_paired (cpu_kernels.inc): y = x·W + bias with bf16 or f16 W held in paired panels
+// linear_paired (cpu_kernels.inc): y = x·W + bias with bf16 W held in paired panels
 // (kernels/common/weights.h), the layout the CPU backend holds 16-bit layers in where its variant
-// has AVX2 or AVX-512 and no AMX tiles serve the math (engine/core/cpu_backend.cpp).
+// has AVX2 or AVX-512 and no AMX tiles serve the math (engine/core/cpu_backend.cpp). (f16 has no
+// such instruction: it is held in row panels, linear_row_panels.cpp.)
 //
 // Why a layout of our own: vdpbf16ps multiplies a vector of 16 outputs' pairs of W by one
 // broadcast pair of x. GPT-2's input-major W has to be interleaved into such pairs first (the
@@ -9,7 +10,7 @@
 // pairs, each panel is one sequential stream of exactly the vectors the instruction takes: a
 // register tile of up to 8 rows × 32 outputs reads each W vector once for all its rows, with no
 // packing and no sums across lanes (2 threads on a Zen 4, 768x3072 from memory, 8 rows: 0.16 ms
-// against 0.44 for the in-place dot products). Under float32 math (and for f16, always) the same
+// against 0.44 for the in-place dot products). Under float32 math the same
 // stream feeds FMAs on every variant: each panel row splits into its even and odd inputs' weights,
 // widened exactly (simd::load_pairs), one sequential stream where input-major W is read as one
 // stream per row of a chunk (the avx2 variant on a Zen 5, one row of GPT-2's layers: 0.96-1.11x
@@ -62,21 +63,21 @@ constexpr int kVectors = kFloatPanelVectors;  // across a panel's 32 outputs
 // broadcasts fit the register file. AVX-512: 8 rows × 2 (x broadcast from memory by each FMA).
 // AVX2: 2 rows × 4, with the 4 broadcasts of a pair held (3 rows would need 20 vectors of 16: on a
 // Zen 5 they ran 128 rows at 69 % of the FMA peak against 77 %).
-// kWidenBf16: past 8 rows a bf16 panel is widened once (as f16's always is past one tile) and run
+// kWidenManyRows: past 8 rows a panel is widened once and run
 // by the float32 panels' taller tiles from L2: with AVX2 (2-row tiles) 78-82 % of the peak at 128
 // rows against 77 %; AVX-512's 8-row tiles widen each pair for 8 rows already.
 #if defined(EAGERLM_CPU_HAS_AVX512)
 constexpr int kRegisterFileVectors = 32;
 constexpr int kRows = 8;
-constexpr bool kWidenBf16 = false;
+constexpr bool kWidenManyRows = false;
 #elif defined(EAGERLM_CPU_HAS_AVX2)
 constexpr int kRegisterFileVectors = 16;
 constexpr int kRows = 2;
-constexpr bool kWidenBf16 = true;
+constexpr bool kWidenManyRows = true;
 #else
 constexpr int kRegisterFileVectors = 16;
 constexpr int kRows = 1;
-constexpr bool kWidenBf16 = true;
+constexpr bool kWidenManyRows = true;
 #endif
 constexpr int kMaxRows = std::max(kRows, kPanelTileRows);
 
@@ -135,7 +136,7 @@ void columns_bf16_products(const float* x, int64_t ldx, const uint16_t* w, const
 // Zen 5, AVX-512, vector by vector ran 128 rows at 77-78 % of the FMA peak against 86-95 %.)
 template <int R>
 constexpr bool kWeightsFirst = R* kVectors + 2 * kVectors + 2 <= kRegisterFileVectors;
-template <WeightType T, int R>
+template <int R>
 void panel_tile_f32(const float* x, int64_t ldx, const uint32_t* panel, int64_t pairs, const float* bias, bool first,
                     float* y, int64_t ldy, int64_t cols) {
   VecF acc[R][kVectors];
@@ -149,7 +150,7 @@ void panel_tile_f32(const float* x, int64_t ldx, const uint32_t* panel, int64_t 
     if constexpr (kWeightsFirst<R>) {
       VecF even[kVectors], odd[kVectors];
 #pragma GCC unroll 8
-      for (int c = 0; c < kVectors; ++c) simd::load_pairs<T>(row + c * simd::kLanes, even[c], odd[c]);
+      for (int c = 0; c < kVectors; ++c) simd::load_pairs(row + c * simd::kLanes, even[c], odd[c]);
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
         const VecF x_even = simd::splat(xe[r * ldx]), x_odd = simd::splat(xe[r * ldx + 1]);
@@ -162,7 +163,7 @@ void panel_tile_f32(const float* x, int64_t ldx, const uint32_t* panel, int64_t 
 #pragma GCC unroll 8
       for (int c = 0; c < kVectors; ++c) {
         VecF even, odd;
-        simd::load_pairs<T>(row + c * simd::kLanes, even, odd);
+        simd::load_pairs(row + c * simd::kLanes, even, odd);
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
           acc[r][c] = simd::fma(simd::splat(xe[r * ldx]), even, acc[r][c]);
@@ -175,9 +176,8 @@ void panel_tile_f32(const float* x, int64_t ldx, const uint32_t* panel, int64_t 
 }
 
 // A panel widened once into float32, input by input ([k][32], a float32 panel that
-// float_panel_tile.h runs over, the chain of panel_tile_f32): for many rows, where each tile would
-// otherwise widen every pair again (f16 takes three or more instructions a vector, bf16 one).
-template <WeightType T>
+// float_panel_tile.h runs over, the chain of panel_tile_f32): for many rows, where each 2-row
+// tile would otherwise widen every pair again.
 void widen_panel(const uint32_t* panel, int64_t pairs, float* wide) {
   for (int64_t p = 0; p < pairs; ++p) {
     const uint32_t* row = panel + p * kPanelColumns;
@@ -188,7 +188,7 @@ void widen_panel(const uint32_t* panel, int64_t pairs, float* wide) {
 #pragma GCC unroll 8
     for (int c = 0; c < kVectors; ++c) {
       VecF e, o;
-      simd::load_pairs<T>(row + c * simd::kLanes, e, o);
+      simd::load_pairs(row + c * simd::kLanes, e, o);
       simd::store(even + c * simd::kLanes, e, simd::kLanes);
       simd::store(odd + c * simd::kLanes, o, simd::kLanes);
     }
@@ -198,13 +198,13 @@ void widen_panel(const uint32_t* panel, int64_t pairs, float* wide) {
 // Columns [n0, n1) (n0 at a panel's start): passes over the inputs (inputs_per_pass), in each
 // pass panel by panel, each panel's rows of y in tiles of kRows, or of kPanelTileRows over a
 // widened panel (the panel's part stays in L1/L2 for the next tile of rows).
-void columns(const float* x, int64_t ldx, const uint16_t* w, bool f16, const float* bias, float* y, int64_t ldy,
-             int64_t m, int64_t k, int64_t n0, int64_t n1, GemmMath math) {
-  const bool bf16_math = !f16 && math == GemmMath::kBf16;
+void columns(const float* x, int64_t ldx, const uint16_t* w, const float* bias, float* y, int64_t ldy, int64_t m,
+             int64_t k, int64_t n0, int64_t n1, GemmMath math) {
+  const bool bf16_math = math == GemmMath::kBf16;
 #if !defined(EAGERLM_CPU_HAS_AVX512BF16)
   if (bf16_math) return columns_bf16_products(x, ldx, w, bias, y, ldy, m, k, n0, n1);
 #endif
-  const bool widen_once = f16 ? m > kRows : kWidenBf16 && m > 8;
+  const bool widen_once = !bf16_math && kWidenManyRows && m > 8;
   // A widened panel runs the float32 panels' tiles (float_panel_tile.h), of their own height.
   const int tile_rows = widen_once ? kPanelTileRows : kRows;
   // Under kBf16 in one pass (row_tiles.h measures both maths).
@@ -233,13 +233,7 @@ void columns(const float* x, int64_t ldx, const uint16_t* w, bool f16, const flo
       const uint32_t* panel = reinterpret_cast<const uint32_t*>(w + j0 * k) + i0 / 2 * kPanelColumns;
       const int64_t cols = std::min(kPanelColumns, n1 - j0);
       const float* b = bias ? bias + j0 : nullptr;
-      if (widen_once) {
-        if (f16) {
-          widen_panel<WeightType::kF16>(panel, len / 2, wide.data());
-        } else {
-          widen_panel<WeightType::kBF16>(panel, len / 2, wide.data());
-        }
-      }
+      if (widen_once) widen_panel(panel, len / 2, wide.data());
       for (int64_t r0 = 0; r0 < m; r0 += tile_rows)
         with_rows<kMaxRows>(int(std::min<int64_t>(tile_rows, m - r0)), [&](auto r) {
           float* yt = y + r0 * ldy + j0;
@@ -250,13 +244,9 @@ void columns(const float* x, int64_t ldx, const uint16_t* w, bool f16, const flo
 #endif
           } else if (widen_once) {
             if constexpr (r() <= kPanelTileRows)
-              float_panel_tile<r(), false>(xt, ldp, wide.data(), len, b, first, yt, ldy, cols);
+              float_panel_tile<WeightType::kF32, r(), false>(xt, ldp, wide.data(), len, b, first, yt, ldy, cols);
           } else if constexpr (r() <= kRows) {
-            if (f16) {
-              panel_tile_f32<WeightType::kF16, r()>(xt, ldp, panel, len / 2, b, first, yt, ldy, cols);
-            } else {
-              panel_tile_f32<WeightType::kBF16, r()>(xt, ldp, panel, len / 2, b, first, yt, ldy, cols);
-            }
+            panel_tile_f32<r()>(xt, ldp, panel, len / 2, b, first, yt, ldy, cols);
           }
         });
     }
@@ -269,9 +259,8 @@ void linear_paired(const float* x, int64_t ldx, const Weights& w, const float* b
                    int64_t k, int64_t n, GemmMath math) {
   if (m == 0 || n == 0) return;
   const auto* halves = static_cast<const uint16_t*>(w.data);
-  const bool f16 = w.type == WeightType::kF16;
   detail::split_columns(
-      m, k, n, [&](int64_t n0, int64_t n1) { columns(x, ldx, halves, f16, bias, y, ldy, m, k, n0, n1, math); },
+      m, k, n, [&](int64_t n0, int64_t n1) { columns(x, ldx, halves, bias, y, ldy, m, k, n0, n1, math); },
       kPanelColumns);
 }
 

@@ -45,7 +45,7 @@ const KernelTable EAGERLM_CPU_TABLE(EAGERLM_CPU_ISA) = {
     &EAGERLM_CPU_ISA::linear_transposed_typed,
     &EAGERLM_CPU_ISA::linear_paired,
     &EAGERLM_CPU_ISA::linear_int8_panels,
-    &EAGERLM_CPU_ISA::linear_f32_panels,
+    &EAGERLM_CPU_ISA::linear_row_panels,
     &EAGERLM_CPU_ISA::gather_rows_typed,
     &EAGERLM_CPU_ISA::widen_weights,
     &EAGERLM_CPU_ISA::quantize_int8,

@@ -174,43 +174,24 @@ inline VecF load_partial(const Storage<T>* p, int count) {
 #endif
 }
 
-// kLanes outputs' pairs of bf16 or f16 weights at p (paired panels, weights.h: each 32-bit word
-// holds the even input's weight in its low half, the odd input's in its high half), widened
-// exactly into the even and the odd input's vectors. bf16 is a shift and a mask; f16 narrows each
-// half out of its word (AVX2: one byte shuffle and one lane permute for both) and converts it.
-template <WeightType T>
+// kLanes outputs' pairs of bf16 weights at p (paired panels, weights.h: each 32-bit word holds the
+// even input's weight in its low half, the odd input's in its high half), widened exactly into the
+// even and the odd input's vectors: a shift and a mask.
 inline void load_pairs(const uint32_t* p, VecF& even, VecF& odd) {
-  static_assert(T == WeightType::kBF16 || T == WeightType::kF16);
 #if defined(EAGERLM_CPU_HAS_AVX512)
   const __m512i v = _mm512_loadu_si512(p);
-  if constexpr (T == WeightType::kBF16) {
-    even = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xFFFF, v, 16));
-    odd = _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(int32_t(0xFFFF0000u))));
-  } else {
-    even = _mm512_maskz_cvtph_ps(0xFFFF, _mm512_maskz_cvtepi32_epi16(0xFFFF, v));
-    odd = _mm512_maskz_cvtph_ps(0xFFFF, _mm512_maskz_cvtepi32_epi16(0xFFFF, _mm512_maskz_srli_epi32(0xFFFF, v, 16)));
-  }
+  even = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xFFFF, v, 16));
+  odd = _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(int32_t(0xFFFF0000u))));
 #elif defined(EAGERLM_CPU_HAS_AVX2)
   const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-  if constexpr (T == WeightType::kBF16) {
-    even = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
-    odd = _mm256_castsi256_ps(_mm256_and_si256(v, _mm256_set1_epi32(int32_t(0xFFFF0000u))));
-  } else {
-    // Within each 128-bit lane the even halves to its low 8 bytes, the odd to its high 8; then
-    // the quarters in the order even (lane 0, lane 1), odd (lane 0, lane 1).
-    const __m256i by_parity =
-        _mm256_shuffle_epi8(v, _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15, 0, 1, 4, 5, 8, 9,
-                                                12, 13, 2, 3, 6, 7, 10, 11, 14, 15));
-    const __m256i halves = _mm256_permute4x64_epi64(by_parity, _MM_SHUFFLE(3, 1, 2, 0));
-    even = _mm256_cvtph_ps(_mm256_castsi256_si128(halves));
-    odd = _mm256_cvtph_ps(_mm256_extracti128_si256(halves, 1));
-  }
+  even = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+  odd = _mm256_castsi256_ps(_mm256_and_si256(v, _mm256_set1_epi32(int32_t(0xFFFF0000u))));
 #else
   uint16_t h[2 * kLanes];
   __builtin_memcpy(h, p, sizeof h);  // the panel's halves in order: each pair's even input first
   for (int l = 0; l < kLanes; ++l) {
-    even[l] = T == WeightType::kBF16 ? bf16_to_float(h[2 * l]) : f16_to_float(h[2 * l]);
-    odd[l] = T == WeightType::kBF16 ? bf16_to_float(h[2 * l + 1]) : f16_to_float(h[2 * l + 1]);
+    even[l] = bf16_to_float(h[2 * l]);
+    odd[l] = bf16_to_float(h[2 * l + 1]);
   }
 #endif
 }

@@ -1,5 +1,5 @@
 // linear_paired: bf16 W held in paired panels (kernels/common/weights.h) against the double
-// reference on the exact weights (bf16 under both maths, f16 under float32 math): within the bound of GemmMath::kBf16's
+// reference on the exact weights, under both maths: within the bound of GemmMath::kBf16's
 // products (test_linear_typed.cpp derives it; typed_weights.h's bf16_math_bound), and within
 // float32's (k + 2)·u·Σ|x·w| otherwise; its batch invariance; and the same bits as linear_typed
 // over the same W held input-major: always under float32 math, and under kBf16 where the variant
@@ -25,20 +25,20 @@ using eagerlm::WeightType;
 
 namespace {
 
-// The panels of an input-major [k, n] bf16 or f16 matrix (the last one's padding NaN, which the kernel
+// The panels of an input-major [k, n] bf16 matrix (the last one's padding NaN, which the kernel
 // must not let into y: it may multiply it, but never store the products).
-std::vector<uint16_t> paired(const std::vector<uint16_t>& input_major, int64_t k, int64_t n, WeightType type) {
-  const uint16_t nan = type == WeightType::kF16 ? 0x7E00 : 0x7FC0;
-  std::vector<uint16_t> panels(size_t(eagerlm::panel_count(n) * eagerlm::kPanelColumns * k), nan);
+std::vector<uint16_t> paired(const std::vector<uint16_t>& input_major, int64_t k, int64_t n) {
+  std::vector<uint16_t> panels(size_t(eagerlm::panel_count(n) * eagerlm::kPanelColumns * k), 0x7FC0);
   for (int64_t i = 0; i < k; ++i)
     for (int64_t j = 0; j < n; ++j)
       panels[size_t(eagerlm::paired_panel_index(i, j, k))] = input_major[size_t(i * n + j)];
   return panels;
 }
 
-// The types and maths the panels run: bf16 under either, f16 under float32 math.
-constexpr std::pair<WeightType, GemmMath> kCombos[] = {
-    {WeightType::kBF16, GemmMath::kBf16}, {WeightType::kBF16, GemmMath::kFp32}, {WeightType::kF16, GemmMath::kFp32}};
+// The type and maths the panels run: bf16 under either math (f16 is held in row panels:
+// test_linear_row_panels.cpp).
+constexpr std::pair<WeightType, GemmMath> kCombos[] = {{WeightType::kBF16, GemmMath::kBf16},
+                                                       {WeightType::kBF16, GemmMath::kFp32}};
 
 eagerlm::Weights w_of(WeightType type, const std::vector<uint16_t>& panels) { return {type, panels.data(), nullptr}; }
 
@@ -60,7 +60,7 @@ TEST_CASE("linear_paired matches the double reference", "[kernels][linear_paired
           INFO(eagerlm::weight_type_name(type) << " " << eagerlm::gemm_math_name(math) << " k=" << d.k << " n=" << d.n
                                                << " m=" << m << " bias=" << with_bias);
           const auto w = test::random_typed_matrix(rng, type, d.k, d.n, true);
-          const auto panels = paired(w.halves, d.k, d.n, type);
+          const auto panels = paired(w.halves, d.k, d.n);
           const auto x = test::random_floats(rng, size_t(m * ldx), -1.0f, 1.0f);
           const auto bias = test::random_floats(rng, size_t(d.n), -1.0f, 1.0f);
           const float* b = with_bias ? bias.data() : nullptr;
@@ -96,7 +96,7 @@ TEST_CASE("linear_paired is batch-invariant and computes linear_typed's chain", 
         const int64_t n = m == 33 ? 224 : 211;
         INFO(eagerlm::weight_type_name(type) << " " << eagerlm::gemm_math_name(math) << " k=" << k << " m=" << m);
         const auto w = test::random_typed_matrix(rng, type, k, n, true);
-        const auto panels = paired(w.halves, k, n, type);
+        const auto panels = paired(w.halves, k, n);
         const auto x = test::random_floats(rng, size_t(m * k), -1.0f, 1.0f);
         const auto bias = test::random_floats(rng, size_t(n), -1.0f, 1.0f);
         std::vector<float> all(size_t(m * n)), alone(static_cast<size_t>(n));

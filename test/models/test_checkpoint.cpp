@@ -93,7 +93,7 @@ TEST_CASE("save_checkpoint then load gives the same weights and the same logits"
 
 TEST_CASE("a float32 model holds its layers as the backend reads them; its checkpoint is the config's layout",
           "[checkpoint]") {
-  // Panels where the variant has AVX-512 (linear_f32_panels.cpp), input-major elsewhere; the head
+  // Panels where the variant has AVX-512 (linear_row_panels.cpp), input-major elsewhere; the head
   // a copy in panels or wte itself. d = 64: inputs a multiple of 32 in every matrix.
   const Config c = test::tiny_config(2, 64, 4, 80, 97);
   const auto params = test::random_parameters(c, 6);

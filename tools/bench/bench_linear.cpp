@@ -6,8 +6,8 @@
 //   eagerlm-bench-linear [--isa NAME] [--runs N] [--math fp32|bf16] [--m 1,8,32,128]
 //                        [--types f32,bf16,f16,int8,blas,f32p,bf16p,f16p,int8p]
 //
-// f32p, bf16p, f16p and int8p are W held in panels (linear_f32_panels, linear_paired,
-// linear_int8_panels: the layout the CPU backend holds such layers in where it picks panels, and a
+// f32p, bf16p, f16p and int8p are W held in panels (linear_row_panels for f32 and f16,
+// linear_paired, linear_int8_panels: the layout the CPU backend holds such layers in where it picks panels, and a
 // copy of the head), under --math.
 //
 // Per (shape, type, m), over --runs timed calls (default 15), medians of
@@ -129,9 +129,9 @@ Copy make_copy(const std::vector<float>& w, WeightType t, const Shape& s) {
   return c;
 }
 
-// The copy of W rearranged into panels (weights.h): bf16/f16 paired, f32, int8 with its scales; what a
-// model holds where Backend::linear_layout picks panels. A transposed shape (the head) gives its
-// output-major W as panels just the same.
+// The copy of W rearranged into panels (weights.h): bf16 paired, f32, f16 and int8 (with its
+// scales) in row panels; what a model holds where Backend::linear_layout picks panels. A
+// transposed shape (the head) gives its output-major W as panels just the same.
 Copy make_panel_copy(const std::vector<float>& w, WeightType t, const Shape& s) {
   const Copy plain = make_copy(w, t, s);
   const int64_t padded = panel_count(s.n) * kPanelColumns;
@@ -149,19 +149,22 @@ Copy make_panel_copy(const std::vector<float>& w, WeightType t, const Shape& s) 
     }
     return c;
   }
-  if (t == WeightType::kF32) {
-    const auto* values = reinterpret_cast<const float*>(plain.data.data());
-    c.data.assign(size_t(padded * s.k) * sizeof(float), 0);
-    auto* panels = reinterpret_cast<float*>(c.data.data());
+  // The other types element by element: f32 and f16 in row panels, bf16 paired.
+  auto rearrange = [&](auto element, int64_t (*at)(int64_t, int64_t, int64_t)) {
+    using E = decltype(element);
+    const auto* values = reinterpret_cast<const E*>(plain.data.data());
+    c.data.assign(size_t(padded * s.k) * sizeof(E), 0);
+    auto* panels = reinterpret_cast<E*>(c.data.data());
     for (int64_t i = 0; i < s.k; ++i)
-      for (int64_t j = 0; j < s.n; ++j) panels[panel_index(i, j, s.k)] = values[plain_index(i, j)];
-    return c;
+      for (int64_t j = 0; j < s.n; ++j) panels[at(i, j, s.k)] = values[plain_index(i, j)];
+  };
+  if (t == WeightType::kF32) {
+    rearrange(float{}, panel_index);
+  } else if (t == WeightType::kF16) {
+    rearrange(uint16_t{}, panel_index);
+  } else {
+    rearrange(uint16_t{}, paired_panel_index);
   }
-  const auto* halves = reinterpret_cast<const uint16_t*>(plain.data.data());
-  c.data.assign(size_t(padded * s.k) * sizeof(uint16_t), 0);
-  auto* panels = reinterpret_cast<uint16_t*>(c.data.data());
-  for (int64_t i = 0; i < s.k; ++i)
-    for (int64_t j = 0; j < s.n; ++j) panels[paired_panel_index(i, j, s.k)] = halves[plain_index(i, j)];
   return c;
 }
 
@@ -182,7 +185,7 @@ Options parse(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: %s [--isa NAME] [--runs N] [--math fp32|bf16] [--m LIST] [--types LIST]\n"
                    "types: f32 bf16 f16 int8 blas, and f32p bf16p f16p int8p (in panels: "
-                   "linear_f32_panels, linear_paired, linear_int8_panels)\n",
+                   "linear_row_panels, linear_paired, linear_int8_panels)\n",
                    argv[0]);
       std::exit(2);
     }
@@ -251,8 +254,8 @@ int main(int argc, char** argv) {
           const Weights wv = c.view(t);
           const float* wf = reinterpret_cast<const float*>(c.data.data());
           const float* b = s.transposed ? nullptr : bias.data();
-          if (panels && t == WeightType::kF32) {
-            cpu::linear_f32_panels(x.data(), s.k, wf, b, y.data(), s.n, m, s.k, s.n);
+          if (panels && (t == WeightType::kF32 || t == WeightType::kF16)) {
+            cpu::linear_row_panels(x.data(), s.k, wv, b, y.data(), s.n, m, s.k, s.n);
           } else if (panels && t == WeightType::kInt8) {
             cpu::linear_int8_panels(x.data(), s.k, wv, b, y.data(), s.n, m, s.k, s.n);
           } else if (panels) {
