@@ -264,16 +264,16 @@ class CpuBackend final : public Backend {
   DeviceLimits measure_read_bandwidth(int threads) override { return measure_cpu_read_bandwidth(threads); }
   // Weights held as the kernels read them in place, with no packing per call, so that a decode
   // step of 8 sequences streams each matrix once:
-  // - bf16 and f16 where the variant has AVX2 or AVX-512:
+  // - bf16 where the variant has AVX2 or AVX-512:
   //   - bf16 math with AMX: output-major, the tiles' first operand (bf16_gemm.h);
   //   - otherwise paired panels (linear_paired.cpp), for the AVX512_BF16 dot products under bf16
   //     math, for FMAs under fp32 math (one sequential stream per panel where input-major W is
   //     read row by row: one sequence decodes at about the bandwidth, docs/benchmarks.md);
-  // - f32 where the variant has AVX2 or AVX-512, int8 where it has AVX-512: panels
-  //   (linear_f32_panels.cpp, linear_int8_panels.cpp), for the same reason. (The avx2 variant's
-  //   int8 tiles, 3 rows, were slower than input-major at 8 and 128 rows on a Zen 5; its f32 tiles
-  //   faster at every row count, its 16-bit tiles at 1 and 8 rows and about as fast at 128,
-  //   docs/benchmarks.md.)
+  // - f32 and f16 where the variant has AVX2 or AVX-512, int8 where it has AVX-512: row panels
+  //   (linear_row_panels.cpp, linear_int8_panels.cpp), for the same reason. (The avx2 variant's
+  //   int8 tiles, 3 rows, were slower than input-major at 8 and 128 rows on a Zen 5; its f32 and
+  //   bf16 tiles faster at every row count; its f16 tiles faster at 1 row and on the head, the
+  //   layers 2-5 % slower at 128 rows and the step about 10 % slower at 8, docs/benchmarks.md.)
   // Inputs a multiple of 32 (whole vectors of pairs, whole int8 blocks; every GPT-2 size); the
   // panels take any outputs (the last one padded), the output head's vocabulary too.
   WeightLayout linear_layout(WeightType type, int64_t inputs, int64_t /*outputs*/, GemmMath math) const override {
