@@ -107,13 +107,10 @@ void columns(const float* x, int64_t ldx, const int8_t* w, const float* scales, 
              int64_t ldy, int64_t m, int64_t k, int64_t n0, int64_t n1) {
   const bool widen_once = m > kRows;
   const int64_t pass = inputs_per_pass(std::min<int64_t>(m, kRows), k, kInt8Block);
-  thread_local std::vector<float> xs, wide;
-  const int64_t ldp = copied_x_stride(pass);
-  if (xs.size() < size_t(m * ldp)) xs.resize(size_t(m * ldp));
-  if (widen_once && wide.size() < size_t(pass * kPanelColumns)) wide.resize(size_t(pass * kPanelColumns));
+  const PassScratch s = pass_scratch(m, pass, widen_once);
   for (int64_t i0 = 0; i0 < k; i0 += pass) {
     const int64_t len = std::min(pass, k - i0);
-    copy_x(x + i0, ldx, m, len, xs.data(), ldp);
+    copy_x(x + i0, ldx, m, len, s.xs, s.ldp);
     for (int64_t j0 = n0; j0 < n1; j0 += kPanelColumns) {
       const int8_t* panel = w + j0 * k + i0 * kPanelColumns;
       // Block i0/32 of the panel's scales (int8_panel_scale_index).
@@ -123,16 +120,16 @@ void columns(const float* x, int64_t ldx, const int8_t* w, const float* scales, 
       if (widen_once)
         for (int64_t e = 0; e < len * kPanelColumns; e += kLanes) {
           if (e % 64 == 0) prefetch_panel_ahead(panel + e);
-          simd::store(wide.data() + e, simd::load<WeightType::kInt8>(panel + e), kLanes);
+          simd::store(s.wide + e, simd::load<WeightType::kInt8>(panel + e), kLanes);
         }
       for (int64_t r0 = 0; r0 < m; r0 += kRows)
         with_rows<kRows>(int(std::min<int64_t>(kRows, m - r0)), [&](auto rows) {
-          const float* xt = xs.data() + r0 * ldp;
+          const float* xt = s.xs + r0 * s.ldp;
           float* yt = y + r0 * ldy + j0;
           if (widen_once) {
-            panel_tile<float, rows()>(xt, ldp, wide.data(), panel_scales, len, b, i0 == 0, yt, ldy, cols);
+            panel_tile<float, rows()>(xt, s.ldp, s.wide, panel_scales, len, b, i0 == 0, yt, ldy, cols);
           } else {
-            panel_tile<int8_t, rows()>(xt, ldp, panel, panel_scales, len, b, i0 == 0, yt, ldy, cols);
+            panel_tile<int8_t, rows()>(xt, s.ldp, panel, panel_scales, len, b, i0 == 0, yt, ldy, cols);
           }
         });
     }

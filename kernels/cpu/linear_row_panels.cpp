@@ -61,28 +61,25 @@ void columns(const float* x, int64_t ldx, const simd::Storage<T>* w, const float
              int64_t m, int64_t k, int64_t n0, int64_t n1) {
   const bool widen_once = T == WeightType::kF16 && m > kPanelTileRows;
   const int64_t pass = inputs_per_pass(std::min<int64_t>(m, kPanelTileRows), k, 1);
-  thread_local std::vector<float> xs, wide;
-  const int64_t ldp = copied_x_stride(pass);
-  if (xs.size() < size_t(m * ldp)) xs.resize(size_t(m * ldp));
-  if (widen_once && wide.size() < size_t(pass * kPanelColumns)) wide.resize(size_t(pass * kPanelColumns));
+  const PassScratch s = pass_scratch(m, pass, widen_once);
   for (int64_t i0 = 0; i0 < k; i0 += pass) {
     const int64_t len = std::min(pass, k - i0);
-    copy_x(x + i0, ldx, m, len, xs.data(), ldp);
+    copy_x(x + i0, ldx, m, len, s.xs, s.ldp);
     for (int64_t j0 = n0; j0 < n1; j0 += kPanelColumns) {
       const simd::Storage<T>* panel = w + j0 * k + i0 * kPanelColumns;
       const int64_t cols = std::min(kPanelColumns, n1 - j0);
       const float* b = bias ? bias + j0 : nullptr;
       if constexpr (T == WeightType::kF16) {
-        if (widen_once) widen_panel(panel, len, wide.data());
+        if (widen_once) widen_panel(panel, len, s.wide);
       }
       for (int64_t r0 = 0; r0 < m; r0 += kPanelTileRows)
         with_rows<kPanelTileRows>(int(std::min<int64_t>(kPanelTileRows, m - r0)), [&](auto rows) {
-          const float* xt = xs.data() + r0 * ldp;
+          const float* xt = s.xs + r0 * s.ldp;
           float* yt = y + r0 * ldy + j0;
           if (widen_once) {
-            float_panel_tile<WeightType::kF32, rows(), false>(xt, ldp, wide.data(), len, b, i0 == 0, yt, ldy, cols);
+            float_panel_tile<WeightType::kF32, rows(), false>(xt, s.ldp, s.wide, len, b, i0 == 0, yt, ldy, cols);
           } else {
-            float_panel_tile<T, rows(), true>(xt, ldp, panel, len, b, i0 == 0, yt, ldy, cols);
+            float_panel_tile<T, rows(), true>(xt, s.ldp, panel, len, b, i0 == 0, yt, ldy, cols);
           }
         });
     }

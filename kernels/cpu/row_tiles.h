@@ -1,9 +1,10 @@
 // Register tiles of a compile-time number of rows, for the kernels that stream W once for up to 8
-// rows of x (linear_paired, linear_int8_panels): `with_rows` turns a run-time row count into the
+// rows of x (linear_row_panels, linear_paired, linear_int8_panels): `with_rows` turns a run-time row count into the
 // template argument of a tile, so that each tile's accumulators are plain registers; how far ahead
-// a tile prefetches its panel; and the passes over the inputs that keep a tile's rows of x in L1.
+// a tile prefetches its panel; and the passes over the inputs that keep a tile's rows of x in L1,
+// with their per-thread scratch.
 // Included by a kernel source INSIDE its ISA region (after isa_begin.h), as weight_vectors.h is;
-// <algorithm> and <type_traits> must be included before the region.
+// <algorithm>, <type_traits> and <vector> must be included before the region.
 #pragma once
 
 namespace eagerlm::cpu::EAGERLM_CPU_ISA {
@@ -59,6 +60,22 @@ inline int64_t inputs_per_pass(int64_t tile_rows, int64_t k, int64_t unit) {
 inline int64_t copied_x_stride(int64_t pass) { return pass + 16; }
 inline void copy_x(const float* x, int64_t ldx, int64_t m, int64_t len, float* xs, int64_t ldxs) {
   for (int64_t r = 0; r < m; ++r) std::copy(x + r * ldx, x + r * ldx + len, xs + r * ldxs);
+}
+
+// The calling thread's scratch for passes of `pass` inputs over m rows: the copy of x (stride
+// ldp), and where `widen` a pass's part of one panel widened to float32 ([pass][32]). Grown as
+// needed and kept for the thread's next call.
+struct PassScratch {
+  float* xs;
+  int64_t ldp;
+  float* wide;
+};
+inline PassScratch pass_scratch(int64_t m, int64_t pass, bool widen) {
+  thread_local std::vector<float> xs, wide;
+  const int64_t ldp = copied_x_stride(pass);
+  if (xs.size() < size_t(m * ldp)) xs.resize(size_t(m * ldp));
+  if (widen && wide.size() < size_t(pass * kPanelColumns)) wide.resize(size_t(pass * kPanelColumns));
+  return {xs.data(), ldp, wide.data()};
 }
 
 }  // namespace eagerlm::cpu::EAGERLM_CPU_ISA
