@@ -272,8 +272,10 @@ class CpuBackend final : public Backend {
   // - f32 and f16 where the variant has AVX2 or AVX-512, int8 where it has AVX-512: row panels
   //   (linear_row_panels.cpp, linear_int8_panels.cpp), for the same reason. (The avx2 variant's
   //   int8 tiles, 3 rows, were slower than input-major at 8 and 128 rows on a Zen 5; its f32 and
-  //   bf16 tiles faster at every row count; its f16 tiles faster at 1 row and on the head, the
-  //   layers 2-5 % slower at 128 rows and the step about 10 % slower at 8, docs/benchmarks.md.)
+  //   bf16 tiles faster at every row count; its f16 tiles faster at 1 row and on the head, but
+  //   the 8-row step slower: about 10 % for GPT-2 124M and a third for gpt2-xl on a Zen 5, and
+  //   a Zen 3's 124M f16 step 30 ms against bf16's 25, docs/benchmarks.md. Kept for the one-row
+  //   gain; f16's 8-row tile is open.)
   // Inputs a multiple of 32 (whole vectors of pairs, whole int8 blocks; every GPT-2 size); the
   // panels take any outputs (the last one padded), the output head's vocabulary too.
   WeightLayout linear_layout(WeightType type, int64_t inputs, int64_t /*outputs*/, GemmMath math) const override {
