@@ -273,9 +273,9 @@ class CpuBackend final : public Backend {
   //   (linear_row_panels.cpp, linear_int8_panels.cpp), for the same reason. (The avx2 variant's
   //   int8 tiles, 3 rows, were slower than input-major at 8 and 128 rows on a Zen 5; its f32 and
   //   bf16 tiles faster at every row count; its f16 tiles faster at 1 row and on the head, but
-  //   the 8-row step slower: about 10 % for GPT-2 124M and a third for gpt2-xl on a Zen 5, and
-  //   a Zen 3's 124M f16 step 30 ms against bf16's 25, docs/benchmarks.md. Kept for the one-row
-  //   gain; f16's 8-row tile is open.)
+  //   the 8-row step slower: about 10 % for GPT-2 124M and a third for gpt2-xl on a Zen 5 while
+  //   the tiles read f16 widened once. Converting in each tile up to 8 rows (row_tiles.h) took a
+  //   Zen 3's 124M f16 step of 8 from 29.6 ms to 24.6, median of 9, docs/benchmarks.md.)
   // Inputs a multiple of 32 (whole vectors of pairs, whole int8 blocks; every GPT-2 size); the
   // panels take any outputs (the last one padded), the output head's vocabulary too.
   WeightLayout linear_layout(WeightType type, int64_t inputs, int64_t /*outputs*/, GemmMath math) const override {

@@ -63,7 +63,7 @@ constexpr int kVectors = kFloatPanelVectors;  // across a panel's 32 outputs
 // broadcasts fit the register file. AVX-512: 8 rows × 2 (x broadcast from memory by each FMA).
 // AVX2: 2 rows × 4, with the 4 broadcasts of a pair held (3 rows would need 20 vectors of 16: on a
 // Zen 5 they ran 128 rows at 69 % of the FMA peak against 77 %).
-// kWidenManyRows: past 8 rows a panel is widened once and run
+// kWidenManyRows: past kWidenPastRows (8, row_tiles.h) a panel is widened once and run
 // by the float32 panels' taller tiles from L2: with AVX2 (2-row tiles) 78-82 % of the peak at 128
 // rows against 77 %; AVX-512's 8-row tiles widen each pair for 8 rows already.
 #if defined(EAGERLM_CPU_HAS_AVX512)
@@ -204,7 +204,7 @@ void columns(const float* x, int64_t ldx, const uint16_t* w, const float* bias, 
 #if !defined(EAGERLM_CPU_HAS_AVX512BF16)
   if (bf16_math) return columns_bf16_products(x, ldx, w, bias, y, ldy, m, k, n0, n1);
 #endif
-  const bool widen_once = !bf16_math && kWidenManyRows && m > 8;
+  const bool widen_once = !bf16_math && kWidenManyRows && m > kWidenPastRows;
   // A widened panel runs the float32 panels' tiles (float_panel_tile.h), of their own height.
   const int tile_rows = widen_once ? kPanelTileRows : kRows;
   // Under kBf16 in one pass (row_tiles.h measures both maths).

@@ -40,9 +40,10 @@ namespace eagerlm::cpu::EAGERLM_CPU_ISA {
 
 namespace {
 
-// An f16 panel's part widened once into float32 ([len][32]), for calls of more rows than a tile:
-// each tile would otherwise convert every weight again, and converting, not multiplying, then
-// bounds the tiles (the avx2 variant on a Zen 5: 46 % of the FMA peak at 128 rows against 89 %).
+// An f16 panel's part widened once into float32 ([len][32]), for calls of more than
+// kWidenPastRows rows (row_tiles.h): each tile would otherwise convert every weight again, and
+// converting, not multiplying, then bounds the tiles (the avx2 variant on a Zen 5: 46 % of the FMA
+// peak at 128 rows against 89 %).
 void widen_panel(const uint16_t* panel, int64_t len, float* wide) {
   for (int64_t i = 0; i < len; ++i) {
     prefetch_panel_ahead(panel + i * kPanelColumns);
@@ -59,7 +60,7 @@ void widen_panel(const uint16_t* panel, int64_t len, float* wide) {
 template <WeightType T>
 void columns(const float* x, int64_t ldx, const simd::Storage<T>* w, const float* bias, float* y, int64_t ldy,
              int64_t m, int64_t k, int64_t n0, int64_t n1) {
-  const bool widen_once = T == WeightType::kF16 && m > kPanelTileRows;
+  const bool widen_once = T == WeightType::kF16 && m > kWidenPastRows;
   const int64_t pass = inputs_per_pass(std::min<int64_t>(m, kPanelTileRows), k, 1);
   const PassScratch s = pass_scratch(m, pass, widen_once);
   for (int64_t i0 = 0; i0 < k; i0 += pass) {

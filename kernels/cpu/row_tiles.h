@@ -53,6 +53,16 @@ inline int64_t inputs_per_pass(int64_t tile_rows, int64_t k, int64_t unit) {
   return pass >= k ? k : pass;
 }
 
+// Up to this many rows, tiles over a 16-bit panel widen each weight vector as they load it, once
+// per tile; past it, a pass's part of the panel is widened to float32 once and every tile reads
+// that copy from L1/L2 (linear_row_panels for f16, linear_paired for bf16 under fp32 math).
+// Widening costs a store and a reload of twice the bytes, converting in each tile a conversion
+// per tile: the avx2 variant's f16 panels on a Zen 3, eagerlm-bench-linear --types f16p, the
+// output head at 4 rows 3.7-4.0 ms converting in tiles against 5.2-5.4 widened, 8 rows 6.6-7.5
+// against 7.1-11.3, 12 rows 11.1 against 7.9-9.0; at 128 rows widening once ran 89 % of the FMA
+// peak against 46 % (a Zen 5). With AVX-512 a tile holds 8 rows already.
+constexpr int64_t kWidenPastRows = 8;
+
 // A pass's inputs of every row are copied into scratch whose rows are not a multiple of 4 KiB
 // apart: rows of x 12 KiB apart (3072 inputs) all fall into the same L1 sets, where the stream of
 // W evicts them. The stride of the copy of `pass` inputs, and the copy (x[r][0, len) to

@@ -2,7 +2,7 @@
 // double reference on the exact weights, within float32's (k + 2)·u·(Σ|x·w| + |b|)
 // (test_linear_typed.cpp derives it); its batch invariance; and the same bits as linear_typed over
 // the same W held input-major, the one chain per element that both promise
-// (linear_row_panels.cpp), from memory and, past a tile's rows, over f16 widened once.
+// (linear_row_panels.cpp), from memory and, past kWidenPastRows (8) rows, over f16 widened once.
 #include <catch2/catch.hpp>
 
 #include <cmath>
