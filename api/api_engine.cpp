@@ -45,8 +45,9 @@ gpt2::ForwardLimits limits_for(const gpt2::Config& c, const EngineSettings& s) {
   if (s.max_length > size_t(c.n_positions))
     throw Error(ErrorCode::kInvalidArgument, "max_length " + std::to_string(s.max_length) +
                                                  " exceeds the model's context length " + std::to_string(c.n_positions));
-  if (s.prefill_chunk < 1 || s.prefill_chunk > size_t(std::numeric_limits<int32_t>::max()))
-    throw Error(ErrorCode::kInvalidArgument, "prefill_chunk must be at least 1, got " + std::to_string(s.prefill_chunk));
+  if (s.prefill_chunk > size_t(std::numeric_limits<int32_t>::max()))
+    throw Error(ErrorCode::kInvalidArgument,
+                "prefill_chunk must be below 2^31 (0: the device's), got " + std::to_string(s.prefill_chunk));
   gpt2::ForwardLimits limits;
   limits.max_slots = int64_t(s.max_batch);
   limits.max_len = s.max_length == 0 ? c.n_positions : int64_t(s.max_length);

@@ -111,6 +111,12 @@ class Queue {
   virtual void reserve_target_logprobs(int64_t max_rows) = 0;
   virtual std::unique_ptr<Staging> create_staging(size_t bytes) = 0;
 
+  // ---- Continuous batching: prompt tokens one step should carry, by default, beside the decode
+  // rows of running sequences. Each step waits for its chunk, so the chunk is a stall of every
+  // running stream; past the size at which a chunk's tokens cost no less each, a longer one only
+  // lengthens that stall.
+  virtual int64_t prefill_chunk() const = 0;
+
   // ---- Step graphs, where the backend has them.
   virtual bool supports_graphs() const = 0;
   // Records what `enqueue` queues, without running it. Throws if the backend has no graphs.

@@ -14,8 +14,8 @@ class Backend;
 // Bumped whenever backend.h changes in a way that breaks a module built against the old one.
 // 2: Backend::measure_limits; 3: Queue::kv_copy; 4: Queue::target_logprobs, reserve_target_logprobs;
 // 5: typed weights (linear_typed, linear_transposed_typed, embedding of a typed wte) and BF16/F16
-// KV caches; 6: Backend::measure_read_bandwidth.
-constexpr uint32_t kBackendModuleAbi = 6;
+// KV caches; 6: Backend::measure_read_bandwidth; 7: Queue::prefill_chunk.
+constexpr uint32_t kBackendModuleAbi = 7;
 constexpr const char* kBackendModuleSymbol = "eagerlm_backend_module";
 
 struct BackendModule {

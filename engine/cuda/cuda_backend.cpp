@@ -179,6 +179,10 @@ class CudaQueue final : public Queue {
   }
   std::unique_ptr<Staging> create_staging(size_t bytes) override { return std::make_unique<CudaStaging>(*ctx_, bytes); }
 
+  // A GPU needs hundreds of rows to fill its products; 256 is the scheduler's chunk from before
+  // the backends chose one, not yet measured on a GPU.
+  int64_t prefill_chunk() const override { return 256; }
+
   bool supports_graphs() const override { return true; }
   std::unique_ptr<StepGraph> record(const std::function<void()>& enqueue) override {
     cuda::CudaGraph graph = guarded([&] { return cuda::CudaGraph::capture(*ctx_, enqueue); });

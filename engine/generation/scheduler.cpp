@@ -72,7 +72,9 @@ struct Scheduler::Impl {
   };
 
   Impl(StepModel& m, const Tokenizer& t, const SchedulerOptions& o) : model(m), tokenizer(t), options(o) {
-    if (options.prefill_chunk < 1) throw OptionError("prefill_chunk", ">= 1", std::to_string(options.prefill_chunk));
+    if (options.prefill_chunk < 0)
+      throw OptionError("prefill_chunk", ">= 1, or 0 for the model's", std::to_string(options.prefill_chunk));
+    if (options.prefill_chunk == 0) options.prefill_chunk = std::max<int64_t>(model.prefill_chunk(), 1);
     slots.resize(size_t(model.max_slots()));
   }
 

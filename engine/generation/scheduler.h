@@ -31,7 +31,9 @@ namespace eagerlm {
 using RequestId = uint64_t;
 
 struct SchedulerOptions {
-  int64_t prefill_chunk = 256;  // prompt tokens one step carries at most, besides the decode rows
+  // Prompt tokens one step carries at most, besides the decode rows; 0: the model's choice for
+  // its device (StepModel::prefill_chunk: 64 on the CPU, 256 on CUDA).
+  int64_t prefill_chunk = 0;
   // Requests waiting for a slot beyond this are refused at submit (ErrorCode::kBusy).
   size_t max_queue = std::numeric_limits<size_t>::max();
   bool prompt_cache = true;  // reuse cached prefixes of earlier prompts

@@ -35,6 +35,7 @@ class ExecContext {
   // Capabilities (see backend.h).
   bool supports_graphs() const { return queue_->supports_graphs(); }
   bool samples_on_device() const { return queue_->samples_on_device(); }
+  int64_t prefill_chunk() const { return queue_->prefill_chunk(); }
   std::unique_ptr<Staging> create_staging(size_t bytes) const { return queue_->create_staging(bytes); }
   std::unique_ptr<StepGraph> record(const std::function<void()>& enqueue) const { return queue_->record(enqueue); }
 

@@ -27,7 +27,9 @@ namespace eagerlm {
 struct EngineSettings {
   size_t max_batch = 8;        // cache slots: sequences decoded together
   size_t max_length = 0;       // tokens per slot (prompt + generated); 0: the model's context length
-  size_t prefill_chunk = 256;  // prompt tokens per step, at most, besides the decode rows
+  // Prompt tokens per step, at most, besides the decode rows; 0: the device's choice (64 on the
+  // CPU, 256 on CUDA: a chunk is a wait for every running stream, docs/library.md).
+  size_t prefill_chunk = 0;
   size_t max_queue = std::numeric_limits<size_t>::max();  // waiting requests beyond it: ErrorCode::kBusy
   bool prompt_cache = true;    // reuse cached prompt prefixes
 };

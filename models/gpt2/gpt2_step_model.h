@@ -24,6 +24,7 @@ class Gpt2StepModel : public StepModel {
   int64_t max_slots() const override { return forward_.limits().max_slots; }
   int64_t max_len() const override { return forward_.limits().max_len; }
   int64_t max_step_rows() const override { return forward_.limits().max_step_rows; }
+  int64_t prefill_chunk() const override { return forward_.context().prefill_chunk(); }
   const float* step(const std::vector<SequenceStep>& sequences) override;
   void copy_prefix(int32_t src, int32_t dst, int32_t n_positions) override;
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _core
 from ._arrays import token_ids
+from ._errors import InvalidArgumentError
 from ._model import Model
 from ._options import GenerateKwargs, _count, options_from_kwargs
 from ._results import Result, TokenEvent, TokenLogprob, result_of
@@ -108,7 +109,8 @@ class Engine:
     """Continuous batching over one Model: up to max_batch requests decode together over one KV
     cache allocated once (max_length tokens per slot, prompt + generated; None: the model's
     context length). A request joins the running batch at the next step, its prompt prefilled in
-    chunks of at most prefill_chunk tokens between the others' decode steps; a prompt starting
+    chunks of at most prefill_chunk tokens between the others' decode steps (None: the device's
+    choice, 64 on the CPU and 256 on CUDA, since each chunk delays every running stream); a prompt starting
     with tokens still cached from an earlier request reuses them (prompt_cache). Beyond max_queue
     waiting requests (None: no limit), submit() raises BusyError.
 
@@ -120,7 +122,7 @@ class Engine:
 
     __slots__ = ("_native", "_model")
 
-    def __init__(self, model: Model, max_batch: int = 8, max_length: Optional[int] = None, prefill_chunk: int = 256,
+    def __init__(self, model: Model, max_batch: int = 8, max_length: Optional[int] = None, prefill_chunk: Optional[int] = None,
                  max_queue: Optional[int] = None, prompt_cache: bool = True) -> None:
         if not isinstance(model, Model):
             raise TypeError(f"model: expected an eagerlm.Model, got {type(model).__name__}")
@@ -128,9 +130,12 @@ class Engine:
             raise TypeError(f"prompt_cache: expected True or False, got {prompt_cache!r}")
         length = 0 if max_length is None else _count("max_length", max_length)
         queue = None if max_queue is None else _count("max_queue", max_queue)
+        chunk = 0 if prefill_chunk is None else _count("prefill_chunk", prefill_chunk)
+        if prefill_chunk is not None and chunk < 1:
+            raise InvalidArgumentError(f"prefill_chunk must be at least 1 (None: the device's), got {chunk}")
         self._model = model
         self._native = _core.Engine(model._native, _count("max_batch", max_batch), length,
-                                    _count("prefill_chunk", prefill_chunk), queue, prompt_cache)
+                                    chunk, queue, prompt_cache)
 
     @property
     def model(self) -> Model:

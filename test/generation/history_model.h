@@ -22,6 +22,8 @@ class HistoryModel : public StepModel {
   int64_t max_slots() const override { return slots_; }
   int64_t max_len() const override { return len_; }
   int64_t max_step_rows() const override { return rows_; }
+  int64_t prefill_chunk() const override { return chunk; }
+  int64_t chunk = 256;  // the chunk the model asks for when the scheduler's options leave it 0
 
   const float* step(const std::vector<SequenceStep>& seqs) override {
     if (seqs.empty() || int64_t(seqs.size()) > slots_) throw std::logic_error("bad sequence count");

@@ -239,10 +239,23 @@ TEST_CASE("cancelling mid-prefill frees the slot at once, and the next request r
   check_same(results[0], run_alone(copy)[0], "after the cancelled one");
 }
 
+TEST_CASE("a negative prefill_chunk is refused, naming it", "[scheduler]") {
+  HistoryModel model(1, kMaxLen, kRows);
+  SchedulerOptions options;
+  options.prefill_chunk = -1;
+  CHECK_THROWS_WITH(Scheduler(model, tokenizer(), options), Catch::Contains("prefill_chunk"));
+}
+
 TEST_CASE("a long prompt joining running streams delays them by at most one chunk per step", "[scheduler]") {
   HistoryModel model(3, kMaxLen, 64);
   SchedulerOptions options;
-  options.prefill_chunk = 8;
+  // The chunk given in the options, or left (0) to the model, which asks for 8.
+  const bool from_model = GENERATE(false, true);
+  INFO((from_model ? "the model's chunk" : "the options' chunk"));
+  if (from_model)
+    model.chunk = 8;
+  else
+    options.prefill_chunk = 8;
   Scheduler s(model, tokenizer(), options);
   std::vector<int> tokens_per_step;
   int running_tokens = 0;
