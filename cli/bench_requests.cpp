@@ -60,6 +60,7 @@ struct Run {
   double wall_s = 0;
   int64_t generated = 0;
   std::vector<double> ttft_ms, itl_ms, excess_steps;
+  std::vector<double> gap_ms;  // every wait between two tokens of one stream: a prompt chunk is one
 };
 
 // One pass of the schedule with `slots` cache slots.
@@ -73,6 +74,9 @@ Run run_schedule(const std::shared_ptr<const gpt2::Model>& model, const Tokenize
   std::condition_variable all_done;
   size_t finished = 0;
   std::vector<GenerationResult> results(schedule.size());
+  // When each request's tokens arrived: written only by its own callbacks (on the engine's
+  // thread), read once every request is done.
+  std::vector<std::vector<Clock::time_point>> arrivals(schedule.size());
   const auto start = Clock::now();
   for (size_t i = 0; i < schedule.size(); ++i) {
     std::this_thread::sleep_until(
@@ -82,6 +86,10 @@ Run run_schedule(const std::shared_ptr<const gpt2::Model>& model, const Tokenize
     r.options.max_new_tokens = schedule[i].budget;
     r.options.ignore_eos = true;  // every request uses its whole budget
     r.options.sampling.seed = 0;
+    r.on_token = [&arrivals, i](const StreamEvent& e) {
+      if (e.token >= 0) arrivals[i].push_back(Clock::now());
+      return true;
+    };
     r.on_done = [&, i](RequestOutcome&& out) {
       std::lock_guard<std::mutex> lock(mutex);
       if (!out.results.empty()) results[i] = std::move(out.results[0]);
@@ -102,6 +110,9 @@ Run run_schedule(const std::shared_ptr<const gpt2::Model>& model, const Tokenize
     run.ttft_ms.push_back(g.timings.first_token_ms);
     if (g.ids.size() > 1) run.itl_ms.push_back(g.timings.decode_ms_per_token);
   }
+  for (const auto& times : arrivals)
+    for (size_t k = 1; k < times.size(); ++k)
+      run.gap_ms.push_back(std::chrono::duration<double, std::milli>(times[k] - times[k - 1]).count());
   // A decode step of this run: the median inter-token time. A request that found a free slot
   // (queued under one step) should see its first token within its own prefill plus two steps.
   const double step_time = percentile(run.itl_ms, 0.5);
@@ -183,18 +194,20 @@ int run_request_bench(const ModelFlags& source, const RequestBenchOptions& o, in
                 {"ttft_ms_p99", percentile(r.ttft_ms, 0.99)},
                 {"itl_ms_p50", percentile(r.itl_ms, 0.5)},
                 {"itl_ms_p99", percentile(r.itl_ms, 0.99)},
+                {"token_gap_ms_p99", percentile(r.gap_ms, 0.99)},
+                {"token_gap_ms_max", percentile(r.gap_ms, 1.0)},
                 {"first_token_beyond_prefill_steps_p50", percentile(r.excess_steps, 0.5)},
                 {"first_token_beyond_prefill_steps_max", percentile(r.excess_steps, 1.0)},
                 {"requests_admitted_at_once", r.excess_steps.size()}};
     if (one_slot > 0) run["speedup_over_1"] = throughput / one_slot;
     out["runs"].push_back(run);
     say("parallel %2d: %.1f tokens/s (%.1f s)%s | first token p50 %.0f ms, p99 %.0f ms | inter-token p50 %.1f ms, "
-        "p99 %.1f ms | admitted at once: first token %.2f steps beyond its prefill (p50), %.2f (max)\n",
+        "p99 %.1f ms, longest wait %.0f ms | admitted at once: first token %.2f steps beyond its prefill (p50), %.2f (max)\n",
         slots, throughput, r.wall_s,
         one_slot > 0 && slots != 1 ? (" = " + std::to_string(throughput / one_slot).substr(0, 4) + "x 1 slot").c_str()
                                    : "",
         percentile(r.ttft_ms, 0.5), percentile(r.ttft_ms, 0.99), percentile(r.itl_ms, 0.5), percentile(r.itl_ms, 0.99),
-        percentile(r.excess_steps, 0.5), percentile(r.excess_steps, 1.0));
+        percentile(r.gap_ms, 1.0), percentile(r.excess_steps, 0.5), percentile(r.excess_steps, 1.0));
   }
   if (as_json) std::cout << out.dump(2) << "\n";
   return 0;
