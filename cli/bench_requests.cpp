@@ -61,15 +61,18 @@ struct Run {
   int64_t generated = 0;
   std::vector<double> ttft_ms, itl_ms, excess_steps;
   std::vector<double> gap_ms;  // every wait between two tokens of one stream: a prompt chunk is one
+  int64_t prefill_chunk = 0;   // the chunk the scheduler used
 };
 
 // One pass of the schedule with `slots` cache slots.
 Run run_schedule(const std::shared_ptr<const gpt2::Model>& model, const Tokenizer& tok, const gpt2::ForwardLimits& exec,
-                 const std::vector<Planned>& schedule, int slots) {
+                 const std::vector<Planned>& schedule, int slots, int64_t prefill_chunk) {
   gpt2::ForwardLimits lim = exec;
   lim.max_slots = slots;
   gpt2::Gpt2StepModel step(model, lim);
-  AsyncEngine engine(step, tok, SchedulerOptions{});
+  SchedulerOptions options;
+  options.prefill_chunk = prefill_chunk;
+  AsyncEngine engine(step, tok, options);
   std::mutex mutex;
   std::condition_variable all_done;
   size_t finished = 0;
@@ -103,6 +106,7 @@ Run run_schedule(const std::shared_ptr<const gpt2::Model>& model, const Tokenize
     all_done.wait(lock, [&] { return finished == schedule.size(); });
   }
   Run run;
+  run.prefill_chunk = prefill_chunk > 0 ? prefill_chunk : step.prefill_chunk();
   run.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   std::vector<double> step_ms;
   for (const auto& g : results) {
@@ -183,10 +187,11 @@ int run_request_bench(const ModelFlags& source, const RequestBenchOptions& o, in
               {"runs", json::array()}};
   double one_slot = 0;
   for (int slots : o.parallel) {
-    const Run r = run_schedule(lm.model, lm.tokenizer, exec, schedule, slots);
+    const Run r = run_schedule(lm.model, lm.tokenizer, exec, schedule, slots, o.prefill_chunk);
     const double throughput = double(r.generated) / r.wall_s;
     if (slots == 1) one_slot = throughput;
     json run = {{"parallel", slots},
+                {"prefill_chunk", r.prefill_chunk},
                 {"wall_s", r.wall_s},
                 {"generated_tokens", r.generated},
                 {"tokens_per_second", throughput},

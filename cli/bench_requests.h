@@ -20,6 +20,7 @@ struct RequestBenchOptions {
   int min_budget = 16, max_budget = 256;
   double arrival_seconds = -1;  // spread of the arrivals, 0-86400 s; -1 (unset): a sixteenth of the 1-slot decode
   uint64_t seed = 1;
+  int64_t prefill_chunk = 0;  // prompt tokens a step carries beside decode rows; 0: the device's choice
 };
 
 int run_request_bench(const ModelFlags& source, const RequestBenchOptions& options, int threads, bool json);

@@ -304,6 +304,10 @@ Subcommand add_bench_command(CLI::App& root) {
   app->add_option("--arrival-seconds", o->requests.arrival_seconds,
                   "With --requests: spread of the arrivals, 0-86400 s (0: all at once; default: a sixteenth of the "
                   "estimated 1-slot decode)");
+  app->add_option("--prefill-chunk", o->requests.prefill_chunk,
+                  "With --requests: prompt tokens a step carries beside the decode rows (default: the device's, "
+                  "64 on the CPU, 256 on CUDA)")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
   app->add_flag("--json", o->json, "Print one JSON object");
   return {app, [o] { return run_bench(*o); }};
 }

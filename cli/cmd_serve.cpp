@@ -22,7 +22,7 @@ struct ServeFlags {
   std::string host = "127.0.0.1", alias, api_key, api_key_file;
   int port = 8080, threads = 0;
   bool no_prompt_cache = false;
-  int64_t parallel = 4, ctx_size = 0, max_queue = 64, max_body = 1 << 20;
+  int64_t parallel = 4, ctx_size = 0, max_queue = 64, max_body = 1 << 20, prefill_chunk = 0;
   double timeout = 30, read_timeout = 10, idle_timeout = 5, write_timeout = 10;
 };
 
@@ -48,6 +48,7 @@ int run_serve(const ServeFlags& f) {
   o.ctx_size = size_t(f.ctx_size);
   o.max_queue = size_t(f.max_queue);
   o.prompt_cache = !f.no_prompt_cache;
+  o.prefill_chunk = size_t(f.prefill_chunk);
   o.drain_timeout_s = f.timeout;
   o.read_timeout_s = f.read_timeout;
   o.idle_timeout_s = f.idle_timeout;
@@ -97,6 +98,10 @@ Subcommand add_serve_command(CLI::App& root) {
       ->check(CLI::Range(int64_t(0), int64_t(1) << 20))
       ->capture_default_str();
   app->add_flag("--no-prompt-cache", f->no_prompt_cache, "Prefill every prompt in full (no reuse of cached prefixes)");
+  app->add_option("--prefill-chunk", f->prefill_chunk,
+                  "Prompt tokens a step carries beside the running streams' tokens: each chunk delays them "
+                  "(default: the device's, 64 on the CPU, 256 on CUDA)")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
   app->add_option("--timeout", f->timeout, "On SIGTERM, seconds running requests get to finish before cancelling")
       ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();

@@ -79,6 +79,7 @@ int serve(const ServerOptions& o, const std::function<Model()>& load) {
   // server's own count (Service::admission) applies --max-queue to what waits beyond the slots.
   settings.max_queue = o.parallel + o.max_queue;
   settings.prompt_cache = o.prompt_cache;
+  settings.prefill_chunk = o.prefill_chunk;
   s.engine = std::make_unique<Engine>(*s.model, settings);
   s.served.id = o.model_id;
   s.served.context_length = o.ctx_size > 0 ? o.ctx_size : info.context_length;

@@ -17,6 +17,7 @@ struct ServerOptions {
   size_t ctx_size = 0;             // tokens per slot (prompt + completion); 0: the model's context
   size_t max_queue = 64;           // requests waiting for a slot beyond the running ones; more: 503
   bool prompt_cache = true;        // reuse the cache of earlier prompts' common prefixes
+  size_t prefill_chunk = 0;        // prompt tokens a step carries beside decode rows; 0: the device's
   std::string api_key;             // empty: no authentication
   double drain_timeout_s = 30;     // SIGTERM: how long running requests may take to finish
   double read_timeout_s = 10;      // a request's headers and body must arrive within this

@@ -301,6 +301,29 @@ TEST_CASE("bench --json sets its numbers against the device's measured limits", 
   CHECK(f.at("ratio").get<double>() == Approx(f.at("measured_ms").get<double>() / f.at("floor_ms").get<double>()));
 }
 
+TEST_CASE("bench --requests runs the schedule at each slot count with the chunk asked for", "[cli][bench]") {
+  expect_usage_error("bench --requests 2 --prefill-chunk 0 -m " + tiny_model_dir(), "--prefill-chunk");
+  expect_usage_error("serve --prefill-chunk 0 -m " + tiny_model_dir(), "--prefill-chunk");
+  for (const char* chunk : {"", "--prefill-chunk 5 "}) {
+    INFO("flags: " << chunk);
+    const Run r = run_cli(std::string("bench --requests 4 --parallel 1,2 --arrival-seconds 0 --json -t 2 ") + chunk +
+                          "-m " + tiny_model_dir());
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const json b = json::parse(r.out);
+    REQUIRE(b.at("runs").size() == 2);
+    for (const json& run : b.at("runs")) {
+      // Without the flag, the CPU's own chunk (Queue::prefill_chunk).
+      CHECK(run.at("prefill_chunk").get<int>() == (*chunk ? 5 : 64));
+      CHECK(run.at("generated_tokens").get<int>() > 0);
+      const double p99 = run.at("token_gap_ms_p99"), longest = run.at("token_gap_ms_max");
+      CHECK(p99 > 0);
+      CHECK(longest >= p99);
+    }
+    CHECK(b.at("runs")[1].contains("speedup_over_1"));
+  }
+}
+
 TEST_CASE("bench --weights all measures each type against its own bandwidth probe", "[cli][bench]") {
   expect_usage_error("generate -m " + tiny_model_dir() + " -p hi --weights all", "--weights");
   expect_usage_error("bench --weights all --requests 2 -m " + tiny_model_dir(), "--weights all");
