@@ -143,10 +143,11 @@ class CpuQueue final : public Queue {
   void reserve_target_logprobs(int64_t) override {}                  // its scratch is per thread, kept between calls
   std::unique_ptr<Staging> create_staging(size_t bytes) override { return std::make_unique<CpuStaging>(bytes); }
 
-  // 64: on a 2-core Zen 4, 64 requests at 8 slots (docs/benchmarks.md, "Prompt chunks") gave the
-  // same throughput with chunks of 64, 128 and 256 tokens, while the longest wait of a running
-  // stream fell from 250-275 ms (256) to 88-94 ms (64); a prompt token costs about as much in a
-  // chunk of 64 as in one of 256, since the products already run at 85-90 % of the FMA peak.
+  // 64: on a 2-core Zen 4, 64 requests at 8 slots (docs/benchmarks.md, "Prompt chunks of 64")
+  // ran at 197 tokens/s with chunks of 64 against 205 with 256 (medians of 4 rounds; single runs
+  // 189-211 either way), while the 99th percentile of a running stream's wait between two tokens
+  // fell from 246-275 ms to 87-94 ms. A prompt token costs about as much in a chunk of 64 as in
+  // one of 256: the products already run at 83-92 % of the FMA peak from 38 rows up.
   int64_t prefill_chunk() const override { return 64; }
 
   bool supports_graphs() const override { return false; }
