@@ -110,9 +110,9 @@ class Engine:
     cache allocated once (max_length tokens per slot, prompt + generated; None: the model's
     context length). A request joins the running batch at the next step, its prompt prefilled in
     chunks of at most prefill_chunk tokens between the others' decode steps (None: the device's
-    choice, 64 on the CPU and 256 on CUDA, since each chunk delays every running stream); a prompt starting
-    with tokens still cached from an earlier request reuses them (prompt_cache). Beyond max_queue
-    waiting requests (None: no limit), submit() raises BusyError.
+    choice, 64 on the CPU and 256 on CUDA, since each chunk delays every running stream); a
+    prompt starting with tokens still cached from an earlier request reuses them (prompt_cache).
+    Beyond max_queue waiting requests (None: no limit), submit() raises BusyError.
 
     Any thread may submit at any time; the engine computes on its own worker thread, without the
     GIL. ``with eagerlm.Engine(model) as engine:`` drains it at the end of the block (waits for
@@ -122,8 +122,9 @@ class Engine:
 
     __slots__ = ("_native", "_model")
 
-    def __init__(self, model: Model, max_batch: int = 8, max_length: Optional[int] = None, prefill_chunk: Optional[int] = None,
-                 max_queue: Optional[int] = None, prompt_cache: bool = True) -> None:
+    def __init__(self, model: Model, max_batch: int = 8, max_length: Optional[int] = None,
+                 prefill_chunk: Optional[int] = None, max_queue: Optional[int] = None,
+                 prompt_cache: bool = True) -> None:
         if not isinstance(model, Model):
             raise TypeError(f"model: expected an eagerlm.Model, got {type(model).__name__}")
         if not isinstance(prompt_cache, bool):
