@@ -5,10 +5,8 @@
 // chain per element that both promise (linear_int8_panels.cpp).
 #include <catch2/catch.hpp>
 
-#include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <limits>
 #include <vector>
 
 #include "kernels/cpu/cpu_ops.h"
@@ -20,37 +18,7 @@
 
 namespace ref = eagerlm::reference;
 namespace test = eagerlm::test;
-using eagerlm::kInt8Block;
-using eagerlm::kPanelColumns;
 using eagerlm::WeightType;
-
-namespace {
-
-// An input-major int8 matrix rearranged into panels. The last panel's padding gets random bytes
-// and NaN scales, which the kernel may compute with but must never store (dense_block checks
-// the padding of y; the NaN would show in the block past the outputs).
-struct Int8Panels {
-  std::vector<int8_t> q;
-  std::vector<float> scales;
-  eagerlm::Weights view() const { return {WeightType::kInt8, q.data(), scales.data()}; }
-};
-
-Int8Panels in_panels(std::mt19937& rng, const test::TypedMatrix& w, int64_t k, int64_t n) {
-  const int64_t padded = eagerlm::panel_count(n) * kPanelColumns;
-  Int8Panels p;
-  p.q.resize(size_t(padded * k));
-  p.scales.assign(size_t(padded / kPanelColumns * k), std::numeric_limits<float>::quiet_NaN());
-  std::uniform_int_distribution<int> byte(-128, 127);
-  for (int64_t i = 0; i < k; ++i)
-    for (int64_t j = 0; j < padded; ++j)
-      p.q[size_t(eagerlm::panel_index(i, j, k))] = j < n ? w.q[size_t(i * n + j)] : int8_t(byte(rng));
-  for (int64_t b = 0; b < k / kInt8Block; ++b)
-    for (int64_t j = 0; j < n; ++j)
-      p.scales[size_t(eagerlm::int8_panel_scale_index(b, j, k))] = w.scales[size_t(b * n + j)];
-  return p;
-}
-
-}  // namespace
 
 TEST_CASE("linear_int8_panels matches the double reference", "[kernels][linear_int8_panels]") {
   // Rows off the register tiles (8 with AVX-512, 2 with AVX2, 1 generic) and past them (each panel
@@ -67,7 +35,7 @@ TEST_CASE("linear_int8_panels matches the double reference", "[kernels][linear_i
         const int64_t ldx = d.k + 3, ldy = d.n + 5;
         INFO("k=" << d.k << " n=" << d.n << " m=" << m << " bias=" << with_bias);
         const auto w = test::random_typed_matrix(rng, WeightType::kInt8, d.k, d.n, true);
-        const Int8Panels panels = in_panels(rng, w, d.k, d.n);
+        const auto panels = test::in_panels(rng, w, d.k, d.n);
         const auto x = test::random_floats(rng, size_t(m * ldx), -1.0f, 1.0f);
         const auto bias = test::random_floats(rng, size_t(d.n), -1.0f, 1.0f);
         const float* b = with_bias ? bias.data() : nullptr;
@@ -94,15 +62,15 @@ TEST_CASE("linear_int8_panels is batch-invariant and computes linear_typed's cha
       const int64_t n = m == 33 ? 224 : 211;
       INFO("k=" << k << " m=" << m);
       const auto w = test::random_typed_matrix(rng, WeightType::kInt8, k, n, true);
-      const Int8Panels panels = in_panels(rng, w, k, n);
+      const auto panels = test::in_panels(rng, w, k, n);
       const auto x = test::random_floats(rng, size_t(m * k), -1.0f, 1.0f);
       const auto bias = test::random_floats(rng, size_t(n), -1.0f, 1.0f);
-      std::vector<float> all(size_t(m * n)), alone(static_cast<size_t>(n)), typed(size_t(m * n));
-      eagerlm::cpu::linear_int8_panels(x.data(), k, panels.view(), bias.data(), all.data(), n, m, k, n);
-      for (int64_t r = 0; r < m; r += 7) {
-        eagerlm::cpu::linear_int8_panels(x.data() + r * k, k, panels.view(), bias.data(), alone.data(), n, 1, k, n);
-        CHECK(std::memcmp(alone.data(), all.data() + r * n, size_t(n) * sizeof(float)) == 0);
-      }
+      auto run = [&](const float* rows, int64_t count, float* y) {
+        eagerlm::cpu::linear_int8_panels(rows, k, panels.view(), bias.data(), y, n, count, k, n);
+      };
+      std::vector<float> all(size_t(m * n)), typed(size_t(m * n));
+      run(x.data(), m, all.data());
+      test::check_each_row_alone(x, all, m, k, n, run);
       eagerlm::cpu::linear_typed(x.data(), k, w.view(), bias.data(), typed.data(), n, m, k, n,
                                  eagerlm::GemmMath::kFp32);
       CHECK(std::memcmp(typed.data(), all.data(), all.size() * sizeof(float)) == 0);

@@ -25,22 +25,10 @@ using eagerlm::WeightType;
 
 namespace {
 
-// The panels of an input-major [k, n] bf16 matrix (the last one's padding NaN, which the kernel
-// must not let into y: it may multiply it, but never store the products).
-std::vector<uint16_t> paired(const std::vector<uint16_t>& input_major, int64_t k, int64_t n) {
-  std::vector<uint16_t> panels(size_t(eagerlm::panel_count(n) * eagerlm::kPanelColumns * k), 0x7FC0);
-  for (int64_t i = 0; i < k; ++i)
-    for (int64_t j = 0; j < n; ++j)
-      panels[size_t(eagerlm::paired_panel_index(i, j, k))] = input_major[size_t(i * n + j)];
-  return panels;
-}
-
 // The type and maths the panels run: bf16 under either math (f16 is held in row panels:
 // test_linear_row_panels.cpp).
 constexpr std::pair<WeightType, GemmMath> kCombos[] = {{WeightType::kBF16, GemmMath::kBf16},
                                                        {WeightType::kBF16, GemmMath::kFp32}};
-
-eagerlm::Weights w_of(WeightType type, const std::vector<uint16_t>& panels) { return {type, panels.data(), nullptr}; }
 
 }  // namespace
 
@@ -60,12 +48,12 @@ TEST_CASE("linear_paired matches the double reference", "[kernels][linear_paired
           INFO(eagerlm::weight_type_name(type) << " " << eagerlm::gemm_math_name(math) << " k=" << d.k << " n=" << d.n
                                                << " m=" << m << " bias=" << with_bias);
           const auto w = test::random_typed_matrix(rng, type, d.k, d.n, true);
-          const auto panels = paired(w.halves, d.k, d.n);
+          const auto panels = test::in_panels(rng, w, d.k, d.n);
           const auto x = test::random_floats(rng, size_t(m * ldx), -1.0f, 1.0f);
           const auto bias = test::random_floats(rng, size_t(d.n), -1.0f, 1.0f);
           const float* b = with_bias ? bias.data() : nullptr;
           auto y = test::make_strided_output(m, d.n, ldy);
-          eagerlm::cpu::linear_paired(x.data(), ldx, w_of(type, panels), b, y.data(), ldy, m, d.k, d.n, math);
+          eagerlm::cpu::linear_paired(x.data(), ldx, panels.view(), b, y.data(), ldy, m, d.k, d.n, math);
           const auto want = ref::linear_typed(x.data(), ldx, w.values, b, m, d.k, d.n);
           const auto abs_sum = ref::linear_typed(x.data(), ldx, w.values, b, m, d.k, d.n, true);
           std::vector<double> bound = test::bf16_math_bound(abs_sum, d.k);
@@ -96,16 +84,15 @@ TEST_CASE("linear_paired is batch-invariant and computes linear_typed's chain", 
         const int64_t n = m == 33 ? 224 : 211;
         INFO(eagerlm::weight_type_name(type) << " " << eagerlm::gemm_math_name(math) << " k=" << k << " m=" << m);
         const auto w = test::random_typed_matrix(rng, type, k, n, true);
-        const auto panels = paired(w.halves, k, n);
+        const auto panels = test::in_panels(rng, w, k, n);
         const auto x = test::random_floats(rng, size_t(m * k), -1.0f, 1.0f);
         const auto bias = test::random_floats(rng, size_t(n), -1.0f, 1.0f);
-        std::vector<float> all(size_t(m * n)), alone(static_cast<size_t>(n));
-        eagerlm::cpu::linear_paired(x.data(), k, w_of(type, panels), bias.data(), all.data(), n, m, k, n, math);
-        for (int64_t r = 0; r < m; r += 7) {
-          eagerlm::cpu::linear_paired(x.data() + r * k, k, w_of(type, panels), bias.data(), alone.data(), n, 1, k, n,
-                                      math);
-          CHECK(std::memcmp(alone.data(), all.data() + r * n, size_t(n) * sizeof(float)) == 0);
-        }
+        auto run = [&](const float* rows, int64_t count, float* y) {
+          eagerlm::cpu::linear_paired(rows, k, panels.view(), bias.data(), y, n, count, k, n, math);
+        };
+        std::vector<float> all(size_t(m * n));
+        run(x.data(), m, all.data());
+        test::check_each_row_alone(x, all, m, k, n, run);
         if (math == GemmMath::kBf16 && (!eagerlm::cpu::has_bf16_gemm() || m <= 32)) continue;
         std::vector<float> typed(size_t(m * n));
         eagerlm::cpu::linear_typed(x.data(), k, w.view(), bias.data(), typed.data(), n, m, k, n, math);

@@ -5,10 +5,8 @@
 // (linear_row_panels.cpp), from memory and, past kWidenPastRows (8) rows, over f16 widened once.
 #include <catch2/catch.hpp>
 
-#include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <limits>
 #include <vector>
 
 #include "kernels/cpu/cpu_ops.h"
@@ -20,42 +18,7 @@
 
 namespace ref = eagerlm::reference;
 namespace test = eagerlm::test;
-using eagerlm::kPanelColumns;
 using eagerlm::WeightType;
-
-namespace {
-
-// An input-major float32 or f16 matrix rearranged into row panels. The last panel's padding gets
-// NaN, which the kernel may compute with but must never store (dense_block checks the padding of
-// y; a NaN would show in the outputs past n).
-struct Panels {
-  std::vector<float> f32;
-  std::vector<uint16_t> f16;
-  eagerlm::Weights view(WeightType type) const {
-    return {type, type == WeightType::kF16 ? static_cast<const void*>(f16.data()) : f32.data(), nullptr};
-  }
-};
-Panels in_panels(const test::TypedMatrix& w, int64_t k, int64_t n) {
-  const size_t size = size_t(eagerlm::panel_count(n) * kPanelColumns * k);
-  Panels p;
-  if (w.type == WeightType::kF16) {
-    p.f16.assign(size, 0x7E00);
-  } else {
-    p.f32.assign(size, std::numeric_limits<float>::quiet_NaN());
-  }
-  for (int64_t i = 0; i < k; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      const size_t at = size_t(eagerlm::panel_index(i, j, k)), from = size_t(i * n + j);
-      if (w.type == WeightType::kF16) {
-        p.f16[at] = w.halves[from];
-      } else {
-        p.f32[at] = w.f32[from];
-      }
-    }
-  return p;
-}
-
-}  // namespace
 
 TEST_CASE("linear_row_panels matches the double reference", "[kernels][linear_row_panels]") {
   // Rows off the register tiles (8 with AVX-512, 3 with AVX2, 1 generic) and past them, one panel
@@ -73,12 +36,12 @@ TEST_CASE("linear_row_panels matches the double reference", "[kernels][linear_ro
           const int64_t ldx = d.k + 3, ldy = d.n + 5;
           INFO(eagerlm::weight_type_name(type) << " k=" << d.k << " n=" << d.n << " m=" << m << " bias=" << with_bias);
           const auto w = test::random_typed_matrix(rng, type, d.k, d.n, true);
-          const auto panels = in_panels(w, d.k, d.n);
+          const auto panels = test::in_panels(rng, w, d.k, d.n);
           const auto x = test::random_floats(rng, size_t(m * ldx), -1.0f, 1.0f);
           const auto bias = test::random_floats(rng, size_t(d.n), -1.0f, 1.0f);
           const float* b = with_bias ? bias.data() : nullptr;
           auto y = test::make_strided_output(m, d.n, ldy);
-          eagerlm::cpu::linear_row_panels(x.data(), ldx, panels.view(type), b, y.data(), ldy, m, d.k, d.n);
+          eagerlm::cpu::linear_row_panels(x.data(), ldx, panels.view(), b, y.data(), ldy, m, d.k, d.n);
           const auto want = ref::linear_typed(x.data(), ldx, w.values, b, m, d.k, d.n);
           const auto abs_sum = ref::linear_typed(x.data(), ldx, w.values, b, m, d.k, d.n, true);
           std::vector<double> bound(abs_sum.size());
@@ -102,16 +65,15 @@ TEST_CASE("linear_row_panels is batch-invariant and computes linear_typed's chai
         const int64_t n = m == 33 ? 224 : 211;
         INFO(eagerlm::weight_type_name(type) << " k=" << k << " m=" << m);
         const auto w = test::random_typed_matrix(rng, type, k, n, true);
-        const auto panels = in_panels(w, k, n);
+        const auto panels = test::in_panels(rng, w, k, n);
         const auto x = test::random_floats(rng, size_t(m * k), -1.0f, 1.0f);
         const auto bias = test::random_floats(rng, size_t(n), -1.0f, 1.0f);
-        std::vector<float> all(size_t(m * n)), alone(static_cast<size_t>(n)), typed(size_t(m * n));
-        eagerlm::cpu::linear_row_panels(x.data(), k, panels.view(type), bias.data(), all.data(), n, m, k, n);
-        for (int64_t r = 0; r < m; r += 7) {
-          eagerlm::cpu::linear_row_panels(x.data() + r * k, k, panels.view(type), bias.data(), alone.data(), n, 1, k,
-                                          n);
-          CHECK(std::memcmp(alone.data(), all.data() + r * n, size_t(n) * sizeof(float)) == 0);
-        }
+        auto run = [&](const float* rows, int64_t count, float* y) {
+          eagerlm::cpu::linear_row_panels(rows, k, panels.view(), bias.data(), y, n, count, k, n);
+        };
+        std::vector<float> all(size_t(m * n)), typed(size_t(m * n));
+        run(x.data(), m, all.data());
+        test::check_each_row_alone(x, all, m, k, n, run);
         eagerlm::cpu::linear_typed(x.data(), k, w.view(), bias.data(), typed.data(), n, m, k, n,
                                    eagerlm::GemmMath::kFp32);
         CHECK(std::memcmp(typed.data(), all.data(), all.size() * sizeof(float)) == 0);

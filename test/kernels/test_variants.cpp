@@ -179,15 +179,12 @@ TEST_CASE("linear_paired agrees across variants", "[kernels][variants]") {
   std::mt19937 rng = test::test_rng(75);
   const int64_t m = 9, k = 768, n = 96;
   const auto w = test::random_typed_matrix(rng, WeightType::kBF16, k, n, true);
-  std::vector<uint16_t> panels(w.halves.size());
-  for (int64_t i = 0; i < k; ++i)
-    for (int64_t j = 0; j < n; ++j) panels[size_t(paired_panel_index(i, j, k))] = w.halves[size_t(i * n + j)];
+  const auto panels = test::in_panels(rng, w, k, n);
   const auto x = test::random_floats(rng, size_t(m * k), -1, 1);
   const auto bias = test::random_floats(rng, size_t(n), -1, 1);
   const auto ys = under_each_variant([&] {
     std::vector<float> y(static_cast<size_t>(m * n));
-    cpu::linear_paired(x.data(), k, {WeightType::kBF16, panels.data(), nullptr}, bias.data(), y.data(), n, m, k, n,
-                       GemmMath::kBf16);
+    cpu::linear_paired(x.data(), k, panels.view(), bias.data(), y.data(), n, m, k, n, GemmMath::kBf16);
     return y;
   });
   std::vector<double> bound(size_t(m * n));

@@ -1,10 +1,15 @@
 // Random typed weight matrices for the typed-kernel tests: the stored data (what the kernels
 // read), and its exact values in double (what the references use): bf16/f16 widened exactly,
 // int8 as scale·q in double. int8 data is drawn directly (q uniform in [-127, 127], scales in
-// (0, 1/64], one block's scale 0), so the product tests do not depend on the quantizer.
+// (0, 1/64], one block's scale 0), so the product tests do not depend on the quantizer. Also the
+// panels the CPU's panel kernels read such a matrix from, and their batch-invariance check.
 #pragma once
 
+#include <catch2/catch.hpp>
+
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -67,6 +72,74 @@ inline TypedMatrix random_typed_matrix(std::mt19937& rng, WeightType type, int64
     t.values[e] = type == WeightType::kBF16 ? bf16_to_float(t.halves[e]) : f16_to_float(t.halves[e]);
   }
   return t;
+}
+
+// An input-major [k, n] matrix in the panels the CPU holds its type in (kernels/common/weights.h):
+// row panels for f32 and f16, int8 panels with their scales, paired panels for bf16. The last
+// panel's padding is poison, NaN (and random int8 bytes), which a kernel may compute with but must
+// never store: dense_block (strided_output.h) checks y's padding, and a NaN would show past n.
+struct TypedPanels {
+  WeightType type = WeightType::kF32;
+  std::vector<float> f32;
+  std::vector<uint16_t> halves;
+  std::vector<int8_t> q;
+  std::vector<float> scales;
+
+  Weights view() const {
+    const void* data = type == WeightType::kF32    ? static_cast<const void*>(f32.data())
+                       : type == WeightType::kInt8 ? static_cast<const void*>(q.data())
+                                                   : static_cast<const void*>(halves.data());
+    return {type, data, type == WeightType::kInt8 ? scales.data() : nullptr};
+  }
+};
+
+inline TypedPanels in_panels(std::mt19937& rng, const TypedMatrix& w, int64_t k, int64_t n) {
+  const int64_t padded = panel_count(n) * kPanelColumns;
+  const size_t size = size_t(padded * k);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  TypedPanels p;
+  p.type = w.type;
+  switch (w.type) {
+    case WeightType::kF32:
+      p.f32.assign(size, nan);
+      for (int64_t i = 0; i < k; ++i)
+        for (int64_t j = 0; j < n; ++j) p.f32[size_t(panel_index(i, j, k))] = w.f32[size_t(i * n + j)];
+      break;
+    case WeightType::kF16:
+    case WeightType::kBF16: {
+      const bool paired = w.type == WeightType::kBF16;
+      p.halves.assign(size, paired ? uint16_t(0x7FC0) : uint16_t(0x7E00));  // the type's NaN
+      for (int64_t i = 0; i < k; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          p.halves[size_t(paired ? paired_panel_index(i, j, k) : panel_index(i, j, k))] = w.halves[size_t(i * n + j)];
+      break;
+    }
+    case WeightType::kInt8: {
+      std::uniform_int_distribution<int> byte(-128, 127);
+      p.q.resize(size);
+      for (int64_t i = 0; i < k; ++i)
+        for (int64_t j = 0; j < padded; ++j)
+          p.q[size_t(panel_index(i, j, k))] = j < n ? w.q[size_t(i * n + j)] : int8_t(byte(rng));
+      p.scales.assign(size_t(padded / kPanelColumns * k), nan);
+      for (int64_t b = 0; b < k / kInt8Block; ++b)
+        for (int64_t j = 0; j < n; ++j) p.scales[size_t(int8_panel_scale_index(b, j, k))] = w.scales[size_t(b * n + j)];
+      break;
+    }
+  }
+  return p;
+}
+
+// Batch invariance: every 7th of the m rows of `all` (row stride n), computed alone by
+// run(x_row, 1, y) from x (row stride k), gives the same bits. run(x, rows, y) computes `rows`
+// rows into y.
+template <class Run>
+void check_each_row_alone(const std::vector<float>& x, const std::vector<float>& all, int64_t m, int64_t k, int64_t n,
+                          const Run& run) {
+  std::vector<float> alone(static_cast<size_t>(n));
+  for (int64_t r = 0; r < m; r += 7) {
+    run(x.data() + r * k, int64_t(1), alone.data());
+    CHECK(std::memcmp(alone.data(), all.data() + r * n, size_t(n) * sizeof(float)) == 0);
+  }
 }
 
 // The error bound of a product under GemmMath::kBf16 (test_linear_typed.cpp derives it): x rounded
