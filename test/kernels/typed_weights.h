@@ -26,7 +26,7 @@ struct TypedMatrix {
   std::vector<uint16_t> halves;
   std::vector<int8_t> q;
   std::vector<float> scales;
-  std::vector<double> values;  // the exact weights, in the matrix's layout
+  std::vector<double> values;  // the exact weights, in the matrix's layout (empty for panels)
 
   Weights view() const {
     const void* data = type == WeightType::kF32    ? static_cast<const void*>(f32.data())
@@ -78,26 +78,12 @@ inline TypedMatrix random_typed_matrix(std::mt19937& rng, WeightType type, int64
 // row panels for f32 and f16, int8 panels with their scales, paired panels for bf16. The last
 // panel's padding is poison, NaN (and random int8 bytes), which a kernel may compute with but must
 // never store: dense_block (strided_output.h) checks y's padding, and a NaN would show past n.
-struct TypedPanels {
-  WeightType type = WeightType::kF32;
-  std::vector<float> f32;
-  std::vector<uint16_t> halves;
-  std::vector<int8_t> q;
-  std::vector<float> scales;
-
-  Weights view() const {
-    const void* data = type == WeightType::kF32    ? static_cast<const void*>(f32.data())
-                       : type == WeightType::kInt8 ? static_cast<const void*>(q.data())
-                                                   : static_cast<const void*>(halves.data());
-    return {type, data, type == WeightType::kInt8 ? scales.data() : nullptr};
-  }
-};
-
-inline TypedPanels in_panels(std::mt19937& rng, const TypedMatrix& w, int64_t k, int64_t n) {
+// The panels' `values` stay empty (the references use w's).
+inline TypedMatrix in_panels(std::mt19937& rng, const TypedMatrix& w, int64_t k, int64_t n) {
   const int64_t padded = panel_count(n) * kPanelColumns;
   const size_t size = size_t(padded * k);
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  TypedPanels p;
+  TypedMatrix p;
   p.type = w.type;
   switch (w.type) {
     case WeightType::kF32:
