@@ -43,6 +43,8 @@ class AsyncEngine {
   void drain(std::chrono::milliseconds timeout);
 
   SchedulerStats stats() const;  // as of the last step
+  // The scheduler's options as it resolved them (prefill_chunk 0 replaced by the model's).
+  const SchedulerOptions& options() const { return scheduler_.options(); }
 
  private:
   void run(std::function<void()> on_worker_start);

@@ -74,7 +74,11 @@ struct Scheduler::Impl {
   Impl(StepModel& m, const Tokenizer& t, const SchedulerOptions& o) : model(m), tokenizer(t), options(o) {
     if (options.prefill_chunk < 0)
       throw OptionError("prefill_chunk", ">= 1, or 0 for the model's", std::to_string(options.prefill_chunk));
-    if (options.prefill_chunk == 0) options.prefill_chunk = std::max<int64_t>(model.prefill_chunk(), 1);
+    if (options.prefill_chunk == 0) {
+      options.prefill_chunk = model.prefill_chunk();
+      if (options.prefill_chunk < 1)  // a model's bug: clamping it would hide it
+        throw OptionError("prefill_chunk", "the model's own chunk to be >= 1", std::to_string(options.prefill_chunk));
+    }
     slots.resize(size_t(model.max_slots()));
   }
 

@@ -45,8 +45,9 @@ class StepModel {
   virtual int64_t max_len() const = 0;        // positions per sequence
   virtual int64_t max_step_rows() const = 0;  // tokens one step may carry
   // Prompt tokens a step should carry beside decode rows when the scheduler's options leave it
-  // to the model (SchedulerOptions::prefill_chunk 0): what suits the device it runs on.
-  virtual int64_t prefill_chunk() const { return 256; }
+  // to the model (SchedulerOptions::prefill_chunk 0): what suits the device it runs on, at least
+  // 1. A model with no device of its own has no reason to cut a prompt below a whole step.
+  virtual int64_t prefill_chunk() const { return max_step_rows(); }
   // Logits [sequences.size(), vocab] of each sequence's last new token, row-major, on the host,
   // valid until the next call.
   virtual const float* step(const std::vector<SequenceStep>& sequences) = 0;

@@ -246,6 +246,16 @@ TEST_CASE("a negative prefill_chunk is refused, naming it", "[scheduler]") {
   CHECK_THROWS_WITH(Scheduler(model, tokenizer(), options), Catch::Contains("prefill_chunk"));
 }
 
+TEST_CASE("a model asking for a prompt chunk below 1 is refused, not clamped", "[scheduler]") {
+  HistoryModel model(1, kMaxLen, kRows);
+  model.chunk = GENERATE(0, -3);
+  CHECK_THROWS_WITH(Scheduler(model, tokenizer(), SchedulerOptions{}),
+                    Catch::Contains("prefill_chunk") && Catch::Contains("model's own chunk"));
+  SchedulerOptions given;  // a chunk in the options never asks the model
+  given.prefill_chunk = 4;
+  CHECK_NOTHROW(Scheduler(model, tokenizer(), given));
+}
+
 TEST_CASE("a long prompt joining running streams delays them by at most one chunk per step", "[scheduler]") {
   HistoryModel model(3, kMaxLen, 64);
   SchedulerOptions options;
