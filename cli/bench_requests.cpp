@@ -13,6 +13,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/command.h"
+#include "cli/model_flops.h"
 #include "engine/core/backend.h"
 #include "engine/generation/async_engine.h"
 #include "kernels/cpu/cpu_ops.h"
@@ -106,7 +107,7 @@ Run run_schedule(const std::shared_ptr<const gpt2::Model>& model, const Tokenize
     all_done.wait(lock, [&] { return finished == schedule.size(); });
   }
   Run run;
-  run.prefill_chunk = prefill_chunk > 0 ? prefill_chunk : step.prefill_chunk();
+  run.prefill_chunk = engine.options().prefill_chunk;
   run.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   std::vector<double> step_ms;
   for (const auto& g : results) {
@@ -167,9 +168,24 @@ int run_request_bench(const ModelFlags& source, const RequestBenchOptions& o, in
   }
   const auto schedule = plan(o, c.vocab_size, c.n_positions, spread);
   int64_t prompt_tokens = 0, budget = 0;
-  for (const auto& p : schedule) prompt_tokens += int64_t(p.prompt.size()), budget += p.budget;
+  double flops = 0;  // the schedule's arithmetic, the same at any slot count
+  for (const auto& p : schedule) {
+    prompt_tokens += int64_t(p.prompt.size()), budget += p.budget;
+    const double T = double(p.prompt.size());
+    flops += prefill_flops(c, T);  // which also gives the first token
+    for (int32_t k = 1; k < p.budget; ++k) flops += decode_flops(c, T + k - 1);
+  }
+  // The shortest time that arithmetic can take at the peak of the math the products use: no
+  // slot count beats it, so one slot's time over it bounds any run's speedup over one slot.
+  const GemmMath math = lm.model->gemm_math();
+  const double peak = math == GemmMath::kTf32   ? limits.peak_tf32_gflops
+                      : math == GemmMath::kBf16 ? limits.peak_bf16_gflops
+                                                : limits.peak_gflops;
+  const double compute_floor_s = peak > 0 ? flops / (peak * 1e9) : 0;
   say("eagerlm bench: %d requests (%lld prompt tokens, %lld to generate) arriving over %.1f s; CPU kernels %s\n",
       o.requests, (long long)prompt_tokens, (long long)budget, spread, cpu::active_isa());
+  say("  their arithmetic: %.0f GFLOP, at least %.1f s at the %s peak (%.0f GFLOP/s)\n", flops / 1e9, compute_floor_s,
+      gemm_math_name(math), peak);
 
   json out = {{"machine",
                {{"device", device_name(device)},
@@ -179,6 +195,10 @@ int run_request_bench(const ModelFlags& source, const RequestBenchOptions& o, in
                 {"read_gbps", limits.read_gbps},
                 {"read_gbps_median", limits.read_gbps_median},
                 {"fp32_peak_gflops", limits.peak_gflops}}},
+              {"gemm_math", gemm_math_name(math)},
+              {"peak_gflops", peak},
+              {"gflop", flops / 1e9},
+              {"compute_floor_s", compute_floor_s},
               {"model", lm.description},
               {"requests", o.requests},
               {"prompt_tokens", prompt_tokens},
@@ -204,7 +224,14 @@ int run_request_bench(const ModelFlags& source, const RequestBenchOptions& o, in
                 {"first_token_beyond_prefill_steps_p50", percentile(r.excess_steps, 0.5)},
                 {"first_token_beyond_prefill_steps_max", percentile(r.excess_steps, 1.0)},
                 {"requests_admitted_at_once", r.excess_steps.size()}};
+    if (compute_floor_s > 0) run["percent_of_peak"] = 100 * compute_floor_s / r.wall_s;
     if (one_slot > 0) run["speedup_over_1"] = throughput / one_slot;
+    if (slots == 1 && compute_floor_s > 0) {
+      out["speedup_bound"] = r.wall_s / compute_floor_s;
+      say("  one slot's %.1f s over the arithmetic's %.1f s: no slot count can run this schedule more than %.2fx as "
+          "fast\n",
+          r.wall_s, compute_floor_s, r.wall_s / compute_floor_s);
+    }
     out["runs"].push_back(run);
     say("parallel %2d: %.1f tokens/s (%.1f s)%s | first token p50 %.0f ms, p99 %.0f ms | inter-token p50 %.1f ms, "
         "p99 %.1f ms, longest wait %.0f ms | admitted at once: first token %.2f steps beyond its prefill (p50), %.2f (max)\n",

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "cli/model_flops.h"
 #include "models/gpt2/checkpoint.h"
 #include "test/cli/cli_test_support.h"
 #include "test/models/test_models_util.h"
@@ -293,12 +294,18 @@ TEST_CASE("bench --json sets its numbers against the device's measured limits", 
   CHECK(m.at("read_gbps_median").get<double>() > 0);
   CHECK(m.at("fp32_peak_gflops").get<double>() > 0);
   CHECK(!b.contains("host"));  // only where the device is not the host's CPU
-  // The floor's bandwidth is probed again next to the batch-1 decode it is set against.
+  // The floor's bandwidth is probed again next to each batch-1 decode it is set against.
   const json& f = b.at("decode_floor");
-  const double read = f.at("read_gbps");
+  const double read = f.at("read_gbps"), bytes = f.at("weight_bytes_per_token");
   CHECK(read > 0);
-  CHECK(f.at("floor_ms").get<double>() == Approx(f.at("weight_bytes_per_token").get<double>() / (read * 1e6)));
+  CHECK(f.at("floor_ms").get<double>() == Approx(bytes / (read * 1e6)));
+  const json& rounds = f.at("rounds");
+  REQUIRE(rounds.size() == 1);  // --quick: one round, so the medians are its own numbers
+  const json& r0 = rounds[0];
+  CHECK(r0.at("floor_ms").get<double>() == Approx(bytes / (r0.at("read_gbps").get<double>() * 1e6)));
+  CHECK(r0.at("ratio").get<double>() == Approx(r0.at("ms").get<double>() / r0.at("floor_ms").get<double>()));
   CHECK(f.at("ratio").get<double>() == Approx(f.at("measured_ms").get<double>() / f.at("floor_ms").get<double>()));
+  CHECK(f.at("measured_ms") == r0.at("ms"));
 }
 
 TEST_CASE("bench --requests runs the schedule at each slot count with the chunk asked for", "[cli][bench]") {
@@ -321,6 +328,30 @@ TEST_CASE("bench --requests runs the schedule at each slot count with the chunk 
       CHECK(longest >= p99);
     }
     CHECK(b.at("runs")[1].contains("speedup_over_1"));
+    // The schedule's arithmetic over the FMA peak bounds every run, so one slot's time over it
+    // bounds the speedup.
+    const double floor_s = b.at("compute_floor_s");
+    CHECK(b.at("gflop").get<double>() > 0);
+    CHECK(floor_s == Approx(b.at("gflop").get<double>() / b.at("peak_gflops").get<double>()));
+    CHECK(b.at("speedup_bound").get<double>() == Approx(b.at("runs")[0].at("wall_s").get<double>() / floor_s));
+    for (const json& run : b.at("runs"))
+      CHECK(run.at("percent_of_peak").get<double>() == Approx(100 * floor_s / run.at("wall_s").get<double>()));
+  }
+}
+
+TEST_CASE("the benchmarks count GPT-2's arithmetic as published", "[cli][bench]") {
+  const eagerlm::gpt2::Config c = eagerlm::gpt2::preset("gpt2");
+  // GPT-2 124M's linear layers: 12 × (768·2304 + 768·768 + 2·768·3072) = 84,934,656 weights.
+  CHECK(eagerlm::cli::linear_flops_per_token(c) == 2.0 * 84934656);
+  // A token at position p attends over p + 1 keys: one more decode token is the prefill's next
+  // token, plus the head that prefill computes only on its last.
+  for (double T : {1.0, 7.0, 300.0}) {
+    INFO("T = " << T);
+    const double head = 2.0 * 768 * 50257;
+    CHECK(eagerlm::cli::prefill_flops(c, T + 1) - eagerlm::cli::prefill_flops(c, T) ==
+          Approx(eagerlm::cli::decode_flops(c, T) - head));
+    CHECK(eagerlm::cli::prefill_flops(c, T) ==
+          Approx(T * 2.0 * 84934656 + 2.0 * 2 * T * (T + 1) / 2 * 768 * 12 + head));
   }
 }
 
