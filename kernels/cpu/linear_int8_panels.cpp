@@ -122,16 +122,15 @@ void columns(const float* x, int64_t ldx, const int8_t* w, const float* scales, 
           if (e % 64 == 0) prefetch_panel_ahead(panel + e);
           simd::store(s.wide + e, simd::load<WeightType::kInt8>(panel + e), kLanes);
         }
-      for (int64_t r0 = 0; r0 < m; r0 += kRows)
-        with_rows<kRows>(int(std::min<int64_t>(kRows, m - r0)), [&](auto rows) {
-          const float* xt = s.xs + r0 * s.ldp;
-          float* yt = y + r0 * ldy + j0;
-          if (widen_once) {
-            panel_tile<float, rows()>(xt, s.ldp, s.wide, panel_scales, len, b, i0 == 0, yt, ldy, cols);
-          } else {
-            panel_tile<int8_t, rows()>(xt, s.ldp, panel, panel_scales, len, b, i0 == 0, yt, ldy, cols);
-          }
-        });
+      for_each_row_tile<kRows>(m, [&](int64_t r0, auto rows) {
+        const float* xt = s.xs + r0 * s.ldp;
+        float* yt = y + r0 * ldy + j0;
+        if (widen_once) {
+          panel_tile<float, rows()>(xt, s.ldp, s.wide, panel_scales, len, b, i0 == 0, yt, ldy, cols);
+        } else {
+          panel_tile<int8_t, rows()>(xt, s.ldp, panel, panel_scales, len, b, i0 == 0, yt, ldy, cols);
+        }
+      });
     }
   }
 }

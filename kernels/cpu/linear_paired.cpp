@@ -79,7 +79,6 @@ constexpr int kRegisterFileVectors = 16;
 constexpr int kRows = 1;
 constexpr bool kWidenManyRows = true;
 #endif
-constexpr int kMaxRows = std::max(kRows, kPanelTileRows);
 
 #if defined(EAGERLM_CPU_HAS_AVX512BF16)
 static_assert(kVectors == 2, "a panel is two vectors of 16 outputs");
@@ -233,22 +232,24 @@ void columns(const float* x, int64_t ldx, const uint16_t* w, const float* bias, 
       const uint32_t* panel = reinterpret_cast<const uint32_t*>(w + j0 * k) + i0 / 2 * kPanelColumns;
       const int64_t cols = std::min(kPanelColumns, n1 - j0);
       const float* b = bias ? bias + j0 : nullptr;
-      if (widen_once) widen_panel(panel, len / 2, wide.data());
-      for (int64_t r0 = 0; r0 < m; r0 += tile_rows)
-        with_rows<kMaxRows>(int(std::min<int64_t>(tile_rows, m - r0)), [&](auto r) {
-          float* yt = y + r0 * ldy + j0;
-          const float* xt = xs.data() + r0 * ldp;
-          if (bf16_math) {
+      float* yp = y + j0;  // the panel's outputs; a tile's rows from r0 on
+      if (bf16_math) {
 #if defined(EAGERLM_CPU_HAS_AVX512BF16)
-            panel_tile<r()>(xp.data() + r0 * ldp, ldp, panel, len / 2, b, first, yt, ldy, cols);
-#endif
-          } else if (widen_once) {
-            if constexpr (r() <= kPanelTileRows)
-              float_panel_tile<WeightType::kF32, r(), false>(xt, ldp, wide.data(), len, b, first, yt, ldy, cols);
-          } else if constexpr (r() <= kRows) {
-            panel_tile_f32<r()>(xt, ldp, panel, len / 2, b, first, yt, ldy, cols);
-          }
+        for_each_row_tile<kRows>(m, [&](int64_t r0, auto r) {
+          panel_tile<r()>(xp.data() + r0 * ldp, ldp, panel, len / 2, b, first, yp + r0 * ldy, ldy, cols);
         });
+#endif
+      } else if (widen_once) {
+        widen_panel(panel, len / 2, wide.data());
+        for_each_row_tile<kPanelTileRows>(m, [&](int64_t r0, auto r) {
+          float_panel_tile<WeightType::kF32, r(), false>(xs.data() + r0 * ldp, ldp, wide.data(), len, b, first,
+                                                         yp + r0 * ldy, ldy, cols);
+        });
+      } else {
+        for_each_row_tile<kRows>(m, [&](int64_t r0, auto r) {
+          panel_tile_f32<r()>(xs.data() + r0 * ldp, ldp, panel, len / 2, b, first, yp + r0 * ldy, ldy, cols);
+        });
+      }
     }
   }
 }

@@ -73,16 +73,15 @@ void columns(const float* x, int64_t ldx, const simd::Storage<T>* w, const float
       if constexpr (T == WeightType::kF16) {
         if (widen_once) widen_panel(panel, len, s.wide);
       }
-      for (int64_t r0 = 0; r0 < m; r0 += kPanelTileRows)
-        with_rows<kPanelTileRows>(int(std::min<int64_t>(kPanelTileRows, m - r0)), [&](auto rows) {
-          const float* xt = s.xs + r0 * s.ldp;
-          float* yt = y + r0 * ldy + j0;
-          if (widen_once) {
-            float_panel_tile<WeightType::kF32, rows(), false>(xt, s.ldp, s.wide, len, b, i0 == 0, yt, ldy, cols);
-          } else {
-            float_panel_tile<T, rows(), true>(xt, s.ldp, panel, len, b, i0 == 0, yt, ldy, cols);
-          }
-        });
+      for_each_row_tile<kPanelTileRows>(m, [&](int64_t r0, auto rows) {
+        const float* xt = s.xs + r0 * s.ldp;
+        float* yt = y + r0 * ldy + j0;
+        if (widen_once) {
+          float_panel_tile<WeightType::kF32, rows(), false>(xt, s.ldp, s.wide, len, b, i0 == 0, yt, ldy, cols);
+        } else {
+          float_panel_tile<T, rows(), true>(xt, s.ldp, panel, len, b, i0 == 0, yt, ldy, cols);
+        }
+      });
     }
   }
 }

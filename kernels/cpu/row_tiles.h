@@ -1,7 +1,7 @@
 // Register tiles of a compile-time number of rows, for the kernels that stream W once for up to 8
 // rows of x (linear_row_panels, linear_paired, linear_int8_panels): `with_rows` turns a run-time
 // row count into the template argument of a tile, so that each tile's accumulators are plain
-// registers; how far ahead a tile prefetches its panel; and the passes over the inputs that keep
+// registers, and `for_each_row_tile` runs a kernel's rows through tiles of one height; how far ahead a tile prefetches its panel; and the passes over the inputs that keep
 // a tile's rows of x in L1, with their per-thread scratch.
 // Included by a kernel source INSIDE its ISA region (after isa_begin.h), as weight_vectors.h is;
 // <algorithm>, <type_traits> and <vector> must be included before the region.
@@ -26,6 +26,14 @@ void with_rows(int rows, F&& f) {
     case 7: return tile(std::integral_constant<int, 7>());
     case 8: return tile(std::integral_constant<int, 8>());
   }
+}
+
+// Rows [0, m) in register tiles of kTileRows (the last one shorter): f(r0, rows), rows as
+// with_rows gives it.
+template <int kTileRows, typename F>
+void for_each_row_tile(int64_t m, F&& f) {
+  for (int64_t r0 = 0; r0 < m; r0 += kTileRows)
+    with_rows<kTileRows>(int(std::min<int64_t>(kTileRows, m - r0)), [&](auto rows) { f(r0, rows); });
 }
 
 // How far ahead of its reads a tile prefetches its panel. A panel is one sequential stream, but a
