@@ -1,8 +1,9 @@
 // Register tiles of a compile-time number of rows, for the kernels that stream W once for up to 8
 // rows of x (linear_row_panels, linear_paired, linear_int8_panels): `with_rows` turns a run-time
 // row count into the template argument of a tile, so that each tile's accumulators are plain
-// registers, and `for_each_row_tile` runs a kernel's rows through tiles of one height; how far ahead a tile prefetches its panel; and the passes over the inputs that keep
-// a tile's rows of x in L1, with their per-thread scratch.
+// registers, and `for_each_row_tile` runs a kernel's rows through tiles of one height; how far
+// ahead a tile prefetches its panel; and the passes over the inputs that keep a tile's rows of x
+// in L1, with their per-thread scratch.
 // Included by a kernel source INSIDE its ISA region (after isa_begin.h), as weight_vectors.h is;
 // <algorithm>, <type_traits> and <vector> must be included before the region.
 #pragma once
