@@ -114,7 +114,7 @@ class Queue {
   // ---- Continuous batching: prompt tokens one step should carry, by default, beside the decode
   // rows of running sequences. Each step waits for its chunk, so the chunk is a stall of every
   // running stream; past the size at which a chunk's tokens cost no less each, a longer one only
-  // lengthens that stall.
+  // lengthens that stall. At least 1 (the scheduler refuses less).
   virtual int64_t prefill_chunk() const = 0;
 
   // ---- Step graphs, where the backend has them.

@@ -77,7 +77,8 @@ struct Scheduler::Impl {
     if (options.prefill_chunk == 0) {
       options.prefill_chunk = model.prefill_chunk();
       if (options.prefill_chunk < 1)  // a model's bug: clamping it would hide it
-        throw OptionError("prefill_chunk", "the model's own chunk to be >= 1", std::to_string(options.prefill_chunk));
+        throw Error(ErrorCode::kInternal, "the model's own prefill_chunk must be >= 1, got " +
+                                              std::to_string(options.prefill_chunk) + " (a bug in the model)");
     }
     slots.resize(size_t(model.max_slots()));
   }
