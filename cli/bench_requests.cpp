@@ -171,9 +171,11 @@ int run_request_bench(const ModelFlags& source, const RequestBenchOptions& o, in
   double flops = 0;  // the schedule's arithmetic, the same at any slot count
   for (const auto& p : schedule) {
     prompt_tokens += int64_t(p.prompt.size()), budget += p.budget;
-    const double T = double(p.prompt.size());
-    flops += prefill_flops(c, T);  // which also gives the first token
-    for (int32_t k = 1; k < p.budget; ++k) flops += decode_flops(c, T + k - 1);
+    const int64_t T = int64_t(p.prompt.size());
+    flops += prefill_flops(c, double(T));  // which also gives the first token
+    // Token k (from 1) is fed at position T + k - 1; a sequence ends at the context's end.
+    const int64_t generated = std::min<int64_t>(p.budget, c.n_positions - T);
+    for (int64_t k = 1; k < generated; ++k) flops += decode_flops(c, double(T + k - 1));
   }
   // The shortest time that arithmetic can take at the peak of the math the products use: no
   // slot count beats it, so one slot's time over it bounds any run's speedup over one slot.

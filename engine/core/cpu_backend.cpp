@@ -217,7 +217,7 @@ DeviceLimits measure_cpu_read_bandwidth(int threads) {
 
 DeviceLimits measure_cpu_limits(int threads) {
   DeviceLimits lim = measure_cpu_read_bandwidth(threads);
-  // The best of five passes, as for the bandwidth: a peak is what the cores can do, and on a
+  // The best of five passes (the bandwidth: of nine): a peak is what the cores can do, and on a
   // shared virtual machine two of three passes once ran at half of it (docs/benchmarks.md).
   constexpr int64_t kIters = 20000000;  // per thread
   constexpr int kPasses = 5;

@@ -15,6 +15,7 @@
 
 #include "cli/model_flops.h"
 #include "models/gpt2/checkpoint.h"
+#include "models/gpt2/parameters.h"
 #include "test/cli/cli_test_support.h"
 #include "test/models/test_models_util.h"
 
@@ -334,8 +335,13 @@ TEST_CASE("bench --requests runs the schedule at each slot count with the chunk 
     CHECK(b.at("gflop").get<double>() > 0);
     CHECK(floor_s == Approx(b.at("gflop").get<double>() / b.at("peak_gflops").get<double>()));
     CHECK(b.at("speedup_bound").get<double>() == Approx(b.at("runs")[0].at("wall_s").get<double>() / floor_s));
-    for (const json& run : b.at("runs"))
+    for (const json& run : b.at("runs")) {
       CHECK(run.at("percent_of_peak").get<double>() == Approx(100 * floor_s / run.at("wall_s").get<double>()));
+      // A floor: no run beats it.
+      CHECK(run.at("percent_of_peak").get<double>() <= 100);
+      if (run.contains("speedup_over_1"))
+        CHECK(run.at("speedup_over_1").get<double>() <= b.at("speedup_bound").get<double>());
+    }
   }
 }
 
@@ -343,6 +349,16 @@ TEST_CASE("the benchmarks count GPT-2's arithmetic as published", "[cli][bench]"
   const eagerlm::gpt2::Config c = eagerlm::gpt2::preset("gpt2");
   // GPT-2 124M's linear layers: 12 × (768·2304 + 768·768 + 2·768·3072) = 84,934,656 weights.
   CHECK(eagerlm::cli::linear_flops_per_token(c) == 2.0 * 84934656);
+  // At every size, a multiply-add for each weight of the model's own list of linear layers (its
+  // matrices but the embedding).
+  for (const char* name : {"gpt2", "gpt2-medium", "gpt2-xl"}) {
+    INFO(name);
+    const eagerlm::gpt2::Config p = eagerlm::gpt2::preset(name);
+    double weights = 0;
+    for (const auto& spec : eagerlm::gpt2::parameter_specs(p))
+      if (spec.matrix && spec.name != "wte.weight") weights += double(spec.shape.numel());
+    CHECK(eagerlm::cli::linear_flops_per_token(p) == 2 * weights);
+  }
   // A token at position p attends over p + 1 keys: one more decode token is the prefill's next
   // token, plus the head that prefill computes only on its last.
   for (double T : {1.0, 7.0, 300.0}) {
