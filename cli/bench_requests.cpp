@@ -180,9 +180,7 @@ int run_request_bench(const ModelFlags& source, const RequestBenchOptions& o, in
   // The shortest time that arithmetic can take at the peak of the math the products use: no
   // slot count beats it, so one slot's time over it bounds any run's speedup over one slot.
   const GemmMath math = lm.model->gemm_math();
-  const double peak = math == GemmMath::kTf32   ? limits.peak_tf32_gflops
-                      : math == GemmMath::kBf16 ? limits.peak_bf16_gflops
-                                                : limits.peak_gflops;
+  const double peak = limits.peak_for(math);
   const double compute_floor_s = peak > 0 ? flops / (peak * 1e9) : 0;
   say("eagerlm bench: %d requests (%lld prompt tokens, %lld to generate) arriving over %.1f s; CPU kernels %s\n",
       o.requests, (long long)prompt_tokens, (long long)budget, spread, cpu::active_isa());

@@ -107,9 +107,7 @@ json measure_model(const BenchOptions& o, const ModelFlags& source, const gpt2::
   const int steps = o.quick ? 4 : o.decode_steps;
   // Prefill is set against the peak of the GEMM math it runs with.
   const GemmMath math = model->gemm_math();
-  const double peak = math == GemmMath::kTf32   ? limits.peak_tf32_gflops
-                      : math == GemmMath::kBf16 ? limits.peak_bf16_gflops
-                                                : limits.peak_gflops;
+  const double peak = limits.peak_for(math);
   json out;
   out["model"] = {{"name", lm.description},
                   {"parameters", model->parameter_count()},

@@ -139,6 +139,11 @@ struct DeviceLimits {
   double peak_gflops = 0;       // FP32 GEMM or FMA peak, GFLOP/s (an FMA counts 2)
   double peak_tf32_gflops = 0;  // GEMMs with GemmMath::kTf32, where the device has it
   double peak_bf16_gflops = 0;  // GEMMs with GemmMath::kBf16, where the device has it
+
+  // The peak of the products under `math` (0 where the device has no such math).
+  double peak_for(GemmMath math) const {
+    return math == GemmMath::kTf32 ? peak_tf32_gflops : math == GemmMath::kBf16 ? peak_bf16_gflops : peak_gflops;
+  }
 };
 
 class Backend {
