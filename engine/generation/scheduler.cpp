@@ -370,6 +370,7 @@ bool Scheduler::Impl::step() {
 
   const SampledToken* sampled = nullptr;
   const float* logits = nullptr;
+  const auto model_start = Clock::now();
   try {
     if (any_device) {
       sampled = model.step_and_sample(steps, sample_requests);
@@ -393,6 +394,12 @@ bool Scheduler::Impl::step() {
     return true;
   }
 
+  int64_t prompt_rows = 0;  // the rows after the `used` decode rows are prompt chunks
+  for (size_t k = size_t(used); k < rows.size(); ++k) prompt_rows += rows[k].n_tokens;
+  StepKindStats& kind = prompt_rows == 0 ? stats.decode_only : used == 0 ? stats.prompt_only : stats.mixed;
+  ++kind.steps;
+  kind.rows += used + prompt_rows;
+  kind.model_ms += ms_between(model_start, Clock::now());
   // The fed tokens are in the cache now.
   for (const Row& row : rows) {
     Sequence& s = *row.sequence;

@@ -71,8 +71,19 @@ struct Request {
   DoneCallback on_done;
 };
 
+// Steps of one kind: how many, the rows they carried, and the time the model took on them.
+struct StepKindStats {
+  int64_t steps = 0;
+  int64_t rows = 0;
+  double model_ms = 0;
+};
+
 struct SchedulerStats {
   int64_t steps = 0;
+  // The steps by what they carried: decode rows only, prompt chunks only, or both. Where a
+  // multi-slot run's time goes: decode-only steps read every weight for a few rows, prompt chunks
+  // are arithmetic (bench --requests prints them).
+  StepKindStats decode_only, prompt_only, mixed;
   int64_t prefill_tokens = 0;   // prompt tokens run through the model
   int64_t cached_tokens = 0;    // prompt tokens reused from the cache instead
   int64_t decode_tokens = 0;    // generated tokens

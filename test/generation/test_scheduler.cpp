@@ -557,3 +557,41 @@ TEST_CASE("AsyncEngine: a cancelled request ends with 'cancelled' and frees its 
   CHECK(tokens < 90);
   CHECK(engine.stats().busy_slots == 0);
 }
+
+TEST_CASE("steps are counted by what they carry: decode rows, prompt chunks, or both", "[scheduler][stats]") {
+  HistoryModel model(2, kMaxLen, kRows);
+  SchedulerOptions options;
+  options.prefill_chunk = 4;
+  Scheduler s(model, tokenizer(), options);
+  auto request = [](int32_t first, int prompt_length, int32_t budget) {
+    Request r;
+    for (int i = 0; i < prompt_length; ++i) r.prompt.push_back(first + i);
+    r.options.max_new_tokens = budget;
+    r.options.ignore_eos = true;
+    return r;
+  };
+  // Alone, a 5-token prompt is one step of prompt rows, which also gives the first token.
+  s.submit(request(100, 5, 6));
+  s.step();
+  SchedulerStats st = s.stats();
+  CHECK(st.prompt_only.steps == 1);
+  CHECK(st.prompt_only.rows == 5);
+  // A 10-token prompt beside one decoding stream goes in chunks of 4: three mixed steps of
+  // 1 decode row + 4, 4 and 2 prompt rows; then both decode until the first's budget of 6 ends.
+  s.submit(request(200, 10, 8));
+  for (int k = 0; k < 3; ++k) s.step();
+  st = s.stats();
+  CHECK(st.mixed.steps == 3);
+  CHECK(st.mixed.rows == 3 + 10);
+  CHECK(st.decode_only.steps == 0);
+  s.run_until_idle();
+  st = s.stats();
+  // The first request fed 5 decode rows for its 6 tokens (3 of them in the mixed steps), the
+  // second 7 for its 8; decode-only steps carry the other 2 + 7 rows, 2 of those steps with both.
+  CHECK(st.decode_only.steps == 7);
+  CHECK(st.decode_only.rows == 9);
+  CHECK(st.prompt_only.steps + st.mixed.steps + st.decode_only.steps == st.steps);
+  CHECK(st.prompt_only.rows + st.mixed.rows + st.decode_only.rows == st.prefill_tokens + st.decode_tokens - 2);
+  CHECK(st.mixed.model_ms > 0);
+  CHECK(st.decode_only.model_ms > 0);
+}
