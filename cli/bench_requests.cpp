@@ -9,6 +9,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <string>
 #include <thread>
 
 #include "cli/cli_common.h"
@@ -63,7 +64,21 @@ struct Run {
   std::vector<double> ttft_ms, itl_ms, excess_steps;
   std::vector<double> gap_ms;  // every wait between two tokens of one stream: a prompt chunk is one
   int64_t prefill_chunk = 0;   // the chunk the scheduler used
+  SchedulerStats stats;        // its steps by kind, with the model's time on them
 };
+
+json step_kind_json(const StepKindStats& k) {
+  return {{"steps", k.steps}, {"rows", k.rows}, {"model_s", k.model_ms / 1e3}};
+}
+
+// "710 decode-only (8.0 rows, 23.3 ms)": a kind of step, with its mean rows and model time.
+std::string describe(const char* what, const StepKindStats& k) {
+  char text[128];
+  const double n = double(std::max<int64_t>(k.steps, 1));
+  std::snprintf(text, sizeof text, "%lld %s (%.1f rows, %.1f ms)", (long long)k.steps, what, double(k.rows) / n,
+                k.model_ms / n);
+  return text;
+}
 
 // One pass of the schedule with `slots` cache slots.
 Run run_schedule(const std::shared_ptr<const gpt2::Model>& model, const Tokenizer& tok, const gpt2::ForwardLimits& exec,
@@ -108,6 +123,7 @@ Run run_schedule(const std::shared_ptr<const gpt2::Model>& model, const Tokenize
   }
   Run run;
   run.prefill_chunk = engine.options().prefill_chunk;
+  run.stats = engine.stats();
   run.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   std::vector<double> step_ms;
   for (const auto& g : results) {
@@ -223,7 +239,12 @@ int run_request_bench(const ModelFlags& source, const RequestBenchOptions& o, in
                 {"token_gap_ms_max", percentile(r.gap_ms, 1.0)},
                 {"first_token_beyond_prefill_steps_p50", percentile(r.excess_steps, 0.5)},
                 {"first_token_beyond_prefill_steps_max", percentile(r.excess_steps, 1.0)},
-                {"requests_admitted_at_once", r.excess_steps.size()}};
+                {"requests_admitted_at_once", r.excess_steps.size()},
+                {"cached_prompt_tokens", r.stats.cached_tokens},
+                {"steps",
+                 {{"decode_only", step_kind_json(r.stats.decode_only)},
+                  {"mixed", step_kind_json(r.stats.mixed)},
+                  {"prompt_only", step_kind_json(r.stats.prompt_only)}}}};
     if (compute_floor_s > 0) run["percent_of_peak"] = 100 * compute_floor_s / r.wall_s;
     if (one_slot > 0) run["speedup_over_1"] = throughput / one_slot;
     if (slots == 1 && compute_floor_s > 0) {
@@ -240,6 +261,11 @@ int run_request_bench(const ModelFlags& source, const RequestBenchOptions& o, in
                                    : "",
         percentile(r.ttft_ms, 0.5), percentile(r.ttft_ms, 0.99), percentile(r.itl_ms, 0.5), percentile(r.itl_ms, 0.99),
         percentile(r.gap_ms, 1.0), percentile(r.excess_steps, 0.5), percentile(r.excess_steps, 1.0));
+    const auto& st = r.stats;
+    say("  its steps: %s, %s, %s; %.1f s outside the model (sampling, scheduling, waiting for requests)\n",
+        describe("decode-only", st.decode_only).c_str(), describe("mixed", st.mixed).c_str(),
+        describe("prompt-only", st.prompt_only).c_str(),
+        r.wall_s - (st.decode_only.model_ms + st.mixed.model_ms + st.prompt_only.model_ms) / 1e3);
   }
   if (as_json) std::cout << out.dump(2) << "\n";
   return 0;

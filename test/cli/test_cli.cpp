@@ -327,6 +327,22 @@ TEST_CASE("bench --requests runs the schedule at each slot count with the chunk 
       const double p99 = run.at("token_gap_ms_p99"), longest = run.at("token_gap_ms_max");
       CHECK(p99 > 0);
       CHECK(longest >= p99);
+      // Every step is of one kind; the rows are the prompts' tokens not found in the cache and the
+      // fed decode tokens (each request's last token is sampled, never fed), and the model's time
+      // lies within the run.
+      const json& steps = run.at("steps");
+      int64_t rows = 0;
+      double model_s = 0;
+      for (const char* kind : {"decode_only", "mixed", "prompt_only"}) {
+        rows += steps.at(kind).at("rows").get<int64_t>();
+        model_s += steps.at(kind).at("model_s").get<double>();
+      }
+      CHECK(rows == b.at("prompt_tokens").get<int64_t>() - run.at("cached_prompt_tokens").get<int64_t>() +
+                        run.at("generated_tokens").get<int64_t>() - 4);
+      CHECK(model_s > 0);
+      CHECK(model_s <= run.at("wall_s").get<double>());
+      // One slot never decodes beside a prompt.
+      if (run.at("parallel").get<int>() == 1) CHECK(steps.at("mixed").at("steps").get<int64_t>() == 0);
     }
     CHECK(b.at("runs")[1].contains("speedup_over_1"));
     // The schedule's arithmetic over the FMA peak bounds every run, so one slot's time over it
