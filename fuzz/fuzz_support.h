@@ -10,8 +10,10 @@
 
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 #include "engine/core/error.h"
 
@@ -31,14 +33,22 @@ void expect_clean(Body&& body) {
   }
 }
 
-// This process's scratch directory (created once; the files in it are rewritten per input).
+// This process's scratch directory (created once; the files in it are rewritten per input;
+// removed when the fuzzer exits normally).
 inline const std::string& scratch_dir() {
-  static const std::string dir = [] {
+  struct RemovedAtExit {
+    std::string path;
+    ~RemovedAtExit() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  };
+  static const RemovedAtExit dir{[] {
     std::string pattern = "/tmp/eagerlm-fuzz-XXXXXX";
     if (!mkdtemp(pattern.data())) std::abort();
     return pattern;
-  }();
-  return dir;
+  }()};
+  return dir.path;
 }
 
 // Writes `bytes` as `name` in the scratch directory (replacing what was there) and returns the path.

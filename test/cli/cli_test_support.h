@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 
 #include "models/gpt2/checkpoint.h"
 #include "test/models/test_models_util.h"
@@ -44,16 +45,24 @@ inline Run run_cli(const std::string& args, const std::string& input = "", const
   return r;
 }
 
-// A tiny random GPT-2 with the real vocabulary size, so every GPT-2 token id is valid.
+// A tiny random GPT-2 with the real vocabulary size, so every GPT-2 token id is valid. Written
+// once per test process, removed when it exits (6.5 MB a run would otherwise pile up in /tmp).
 inline const std::string& tiny_model_dir() {
-  static const std::string dir = [] {
+  struct RemovedAtExit {
+    std::string path;
+    ~RemovedAtExit() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  };
+  static const RemovedAtExit dir{[] {
     const std::filesystem::path d =
         std::filesystem::temp_directory_path() / ("eagerlm-cli-model-" + std::to_string(getpid()));
     auto c = eagerlm::test::tiny_config(2, 32, 4, 64, 50257);
     eagerlm::gpt2::save_checkpoint(d.string(), c, eagerlm::test::random_parameters(c, 17));
     return d.string();
-  }();
-  return dir;
+  }()};
+  return dir.path;
 }
 
 inline int count_lines(const std::string& s) { return int(std::count(s.begin(), s.end(), '\n')); }
