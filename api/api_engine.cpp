@@ -144,6 +144,10 @@ EngineStats Engine::stats() const {
   out.prefill_tokens = uint64_t(s.prefill_tokens);
   out.cached_tokens = uint64_t(s.cached_tokens);
   out.generated_tokens = uint64_t(s.decode_tokens);
+  auto counts = [](const StepKindStats& k) { return StepCounts{uint64_t(k.steps), uint64_t(k.rows), k.model_ms / 1e3}; };
+  out.decode_steps = counts(s.decode_only);
+  out.mixed_steps = counts(s.mixed);
+  out.prompt_steps = counts(s.prompt_only);
   return out;
 }
 

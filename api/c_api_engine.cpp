@@ -73,6 +73,20 @@ eagerlm_status eagerlm_engine_stats_get(const eagerlm_engine* engine, eagerlm_en
   });
 }
 
+eagerlm_status eagerlm_engine_step_counts_get(const eagerlm_engine* engine, eagerlm_step_counts* decode,
+                                              eagerlm_step_counts* mixed, eagerlm_step_counts* prompt) {
+  return guarded([&] {
+    require(engine, "eagerlm_engine_step_counts_get", "engine");
+    const eagerlm::EngineStats s = engine->engine.stats();
+    auto copy = [](const eagerlm::StepCounts& from, eagerlm_step_counts* to) {
+      if (to) *to = eagerlm_step_counts{from.steps, from.rows, from.seconds};
+    };
+    copy(s.decode_steps, decode);
+    copy(s.mixed_steps, mixed);
+    copy(s.prompt_steps, prompt);
+  });
+}
+
 eagerlm_status eagerlm_request_next(eagerlm_request* request, int64_t timeout_ms, eagerlm_token* token,
                                     int* has_token) {
   return guarded([&] {

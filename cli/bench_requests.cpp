@@ -68,7 +68,7 @@ struct Run {
 };
 
 json step_kind_json(const StepKindStats& k) {
-  return {{"steps", k.steps}, {"rows", k.rows}, {"model_s", k.model_ms / 1e3}};
+  return {{"steps", k.steps}, {"rows", k.rows}, {"seconds", k.model_ms / 1e3}};
 }
 
 // "710 decode-only (8.0 rows, 23.3 ms)": a kind of step, with its mean rows and model time.
@@ -242,9 +242,9 @@ int run_request_bench(const ModelFlags& source, const RequestBenchOptions& o, in
                 {"requests_admitted_at_once", r.excess_steps.size()},
                 {"cached_prompt_tokens", r.stats.cached_tokens},
                 {"steps",
-                 {{"decode_only", step_kind_json(r.stats.decode_only)},
+                 {{"decode", step_kind_json(r.stats.decode_only)},
                   {"mixed", step_kind_json(r.stats.mixed)},
-                  {"prompt_only", step_kind_json(r.stats.prompt_only)}}}};
+                  {"prompt", step_kind_json(r.stats.prompt_only)}}}};
     if (compute_floor_s > 0) run["percent_of_peak"] = 100 * compute_floor_s / r.wall_s;
     if (one_slot > 0) run["speedup_over_1"] = throughput / one_slot;
     if (slots == 1 && compute_floor_s > 0) {

@@ -1,6 +1,8 @@
 #include "server/metrics.h"
 
 #include <cstdio>
+#include <string>
+#include <utility>
 
 namespace eagerlm::server {
 
@@ -95,6 +97,19 @@ std::string Metrics::render(const std::optional<EngineStats>& engine, const std:
     sample(out, "eagerlm_prefill_tokens_total", double(engine->prefill_tokens));
     header(out, "eagerlm_cached_prompt_tokens_total", "counter", "Prompt tokens reused from the prompt cache.");
     sample(out, "eagerlm_cached_prompt_tokens_total", double(engine->cached_tokens));
+    // The steps by what they carried: where the engine's time goes.
+    const std::pair<const char*, const StepCounts*> kinds[] = {
+        {"decode", &engine->decode_steps}, {"mixed", &engine->mixed_steps}, {"prompt", &engine->prompt_steps}};
+    header(out, "eagerlm_engine_steps_by_kind_total", "counter",
+           "Forward steps by what they carried: decode rows only, decode rows and a prompt chunk, prompt chunks only.");
+    for (const auto& [kind, counts] : kinds)
+      sample(out, std::string("eagerlm_engine_steps_by_kind_total{kind=\"") + kind + "\"}", double(counts->steps));
+    header(out, "eagerlm_engine_step_rows_total", "counter", "Tokens those steps carried, by kind.");
+    for (const auto& [kind, counts] : kinds)
+      sample(out, std::string("eagerlm_engine_step_rows_total{kind=\"") + kind + "\"}", double(counts->rows));
+    header(out, "eagerlm_engine_step_seconds_total", "counter", "The model's time on those steps, by kind.");
+    for (const auto& [kind, counts] : kinds)
+      sample(out, std::string("eagerlm_engine_step_seconds_total{kind=\"") + kind + "\"}", counts->seconds);
   }
   header(out, "eagerlm_time_to_first_token_seconds", "histogram",
          "From a completion request's arrival to its first token, per choice.");

@@ -236,6 +236,16 @@ typedef struct eagerlm_engine_stats {
   uint64_t steps, prefill_tokens, cached_tokens, generated_tokens;
 } eagerlm_engine_stats;
 EAGERLM_API eagerlm_status eagerlm_engine_stats_get(const eagerlm_engine* engine, eagerlm_engine_stats* stats);
+/* Steps of one kind since the engine started: how many, the rows (tokens) they carried, and the
+ * model's seconds on them. */
+typedef struct eagerlm_step_counts {
+  uint64_t steps, rows;
+  double seconds;
+} eagerlm_step_counts;
+/* The engine's steps by what they carried: decode rows only, decode rows beside a prompt chunk,
+ * prompt chunks only. Each out-pointer may be NULL. */
+EAGERLM_API eagerlm_status eagerlm_engine_step_counts_get(const eagerlm_engine* engine, eagerlm_step_counts* decode,
+                                                          eagerlm_step_counts* mixed, eagerlm_step_counts* prompt);
 
 /* One streamed token: `text` (text_size bytes, NUL-terminated) stays valid until the next call
  * on the same request. id -1: held-back text released at the end of a result. */

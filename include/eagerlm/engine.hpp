@@ -34,6 +34,14 @@ struct EngineSettings {
   bool prompt_cache = true;    // reuse cached prompt prefixes
 };
 
+// Steps of one kind since the engine started: how many, the rows (tokens) they carried, and the
+// model's seconds on them (sampling left out).
+struct StepCounts {
+  uint64_t steps = 0;
+  uint64_t rows = 0;
+  double seconds = 0;
+};
+
 struct EngineStats {
   size_t queued = 0;       // requests waiting for slots
   size_t running = 0;      // requests holding slots
@@ -43,6 +51,9 @@ struct EngineStats {
   uint64_t prefill_tokens = 0;
   uint64_t cached_tokens = 0;
   uint64_t generated_tokens = 0;
+  // The steps by what they carried: decode rows only, decode rows beside a prompt chunk, prompt
+  // chunks only. Decode-only steps read every weight for a few rows; prompt chunks are arithmetic.
+  StepCounts decode_steps, mixed_steps, prompt_steps;
 };
 
 // One streamed token, owned (TokenEvent's strings are views into the engine).

@@ -21,7 +21,7 @@ Errors are eagerlm.Error subclasses carrying the engine's code and message.
 from . import _core  # noqa: E402
 from ._errors import (BusyError, Error, ErrorCode, InternalError, InvalidArgumentError,  # noqa: E402
                       InvalidFileError, IoError, OutOfMemoryError, UnsupportedError)
-from ._engine import Engine, EngineStats, Request  # noqa: E402
+from ._engine import Engine, EngineStats, Request, StepCounts  # noqa: E402
 from ._generator import Generator  # noqa: E402
 from ._model import Model, ModelInfo  # noqa: E402
 from ._params import ParamShape, init_params, param_shapes  # noqa: E402
@@ -56,6 +56,6 @@ def cpu_threads() -> int:
 
 __all__ = ["BusyError", "Engine", "EngineStats", "Error", "ErrorCode", "Generator", "InternalError",
            "InvalidArgumentError", "InvalidFileError", "IoError", "Model", "ModelInfo", "OutOfMemoryError",
-           "ParamShape", "Request", "Result", "Stream", "Timings", "TokenEvent", "TokenLogprob",
+           "ParamShape", "Request", "Result", "StepCounts", "Stream", "Timings", "TokenEvent", "TokenLogprob",
            "UnsupportedError", "cpu_threads", "cuda_available", "init_params", "param_shapes", "set_cpu_threads",
            "version", "__version__"]

@@ -22,6 +22,15 @@ from ._results import Result, TokenEvent, TokenLogprob, result_of
 
 
 @dataclass(frozen=True)
+class StepCounts:
+    """Steps of one kind since the engine started."""
+
+    steps: int
+    rows: int  #: tokens they carried
+    seconds: float  #: the model's time on them (sampling left out)
+
+
+@dataclass(frozen=True)
 class EngineStats:
     """What an Engine is doing now, and has done since it started (counts of tokens and steps)."""
 
@@ -33,6 +42,11 @@ class EngineStats:
     prefill_tokens: int  #: prompt tokens run through the model
     cached_tokens: int  #: prompt tokens reused from the prompt cache instead
     generated_tokens: int
+    #: The steps by what they carried: decode rows only, decode rows beside a prompt chunk, prompt
+    #: chunks only (decode-only steps read every weight for a few rows; prompt chunks are arithmetic).
+    decode_steps: StepCounts
+    mixed_steps: StepCounts
+    prompt_steps: StepCounts
 
 
 def _on_main_thread() -> bool:
@@ -165,8 +179,12 @@ class Engine:
     def stats(self) -> EngineStats:
         """Requests queued and running, slots in use, and the counts since the engine started."""
         s = self._native.stats()
+        def counts(c: Any) -> StepCounts:
+            return StepCounts(c.steps, c.rows, c.seconds)
+
         return EngineStats(s.queued, s.running, s.busy_slots, s.max_batch, s.steps, s.prefill_tokens,
-                           s.cached_tokens, s.generated_tokens)
+                           s.cached_tokens, s.generated_tokens, counts(s.decode_steps), counts(s.mixed_steps),
+                           counts(s.prompt_steps))
 
     def drain(self, timeout: Optional[float] = None) -> None:
         """Stops taking requests (submit raises BusyError from now on), lets the running ones finish,

@@ -83,6 +83,10 @@ std::optional<StreamedToken> next(Request& request, const std::optional<double>&
 }  // namespace
 
 void bind_engine(nb::module_& m) {
+  nb::class_<StepCounts>(m, "StepCounts", "Steps of one kind (eagerlm::StepCounts).")
+      .def_ro("steps", &StepCounts::steps)
+      .def_ro("rows", &StepCounts::rows)
+      .def_ro("seconds", &StepCounts::seconds);
   nb::class_<EngineStats>(m, "EngineStats", "What an Engine is doing (eagerlm::EngineStats).")
       .def_ro("queued", &EngineStats::queued)
       .def_ro("running", &EngineStats::running)
@@ -91,7 +95,10 @@ void bind_engine(nb::module_& m) {
       .def_ro("steps", &EngineStats::steps)
       .def_ro("prefill_tokens", &EngineStats::prefill_tokens)
       .def_ro("cached_tokens", &EngineStats::cached_tokens)
-      .def_ro("generated_tokens", &EngineStats::generated_tokens);
+      .def_ro("generated_tokens", &EngineStats::generated_tokens)
+      .def_ro("decode_steps", &EngineStats::decode_steps)
+      .def_ro("mixed_steps", &EngineStats::mixed_steps)
+      .def_ro("prompt_steps", &EngineStats::prompt_steps);
 
   nb::class_<StreamedToken>(m, "StreamedToken", "A request's token, pulled with Request.next (eagerlm::StreamedToken).")
       .def_ro("sample", &StreamedToken::sample)

@@ -333,9 +333,9 @@ TEST_CASE("bench --requests runs the schedule at each slot count with the chunk 
       const json& steps = run.at("steps");
       int64_t rows = 0;
       double model_s = 0;
-      for (const char* kind : {"decode_only", "mixed", "prompt_only"}) {
+      for (const char* kind : {"decode", "mixed", "prompt"}) {
         rows += steps.at(kind).at("rows").get<int64_t>();
-        model_s += steps.at(kind).at("model_s").get<double>();
+        model_s += steps.at(kind).at("seconds").get<double>();
       }
       CHECK(rows == b.at("prompt_tokens").get<int64_t>() - run.at("cached_prompt_tokens").get<int64_t>() +
                         run.at("generated_tokens").get<int64_t>() - 4);

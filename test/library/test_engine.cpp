@@ -61,6 +61,13 @@ TEST_CASE("Engine: concurrent requests get what Generator gives each alone", "[e
   const EngineStats s = engine.stats();
   CHECK(s.busy_slots == 0);
   CHECK(s.generated_tokens >= 8);
+  // Each step is of one kind, and the rows are the prompts' tokens and the fed decode tokens (a
+  // result's last token is sampled, never fed).
+  CHECK(s.decode_steps.steps + s.mixed_steps.steps + s.prompt_steps.steps == s.steps);
+  CHECK(s.decode_steps.rows + s.mixed_steps.rows + s.prompt_steps.rows ==
+        s.prefill_tokens + s.generated_tokens - requests.size());
+  CHECK(s.prompt_steps.steps >= 1);
+  CHECK(s.decode_steps.seconds + s.mixed_steps.seconds > 0);
 }
 
 TEST_CASE("Engine: tokens by callback or pulled with next() concatenate to the text", "[engine]") {
@@ -243,6 +250,12 @@ TEST_CASE("C: an engine runs requests, streams tokens and cancels", "[engine][c]
   REQUIRE(eagerlm_engine_stats_get(engine, &stats) == EAGERLM_OK);
   CHECK(stats.busy_slots == 0);
   CHECK(stats.max_batch == 2);
+  eagerlm_step_counts decode, prompt;
+  REQUIRE(eagerlm_engine_step_counts_get(engine, &decode, nullptr, &prompt) == EAGERLM_OK);  // NULL: not wanted
+  CHECK(prompt.steps >= 1);
+  CHECK(prompt.seconds > 0);
+  CHECK(decode.steps + prompt.steps <= stats.steps);
+  CHECK(eagerlm_engine_step_counts_get(nullptr, &decode, nullptr, nullptr) == EAGERLM_ERROR_INVALID_ARGUMENT);
   CHECK(eagerlm_engine_submit(nullptr, "x", 1, nullptr, &request) == EAGERLM_ERROR_INVALID_ARGUMENT);
   eagerlm_options_free(options);
   eagerlm_engine_free(engine);

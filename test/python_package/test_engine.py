@@ -220,6 +220,12 @@ def test_the_prompt_cache_reuses_a_prompt_and_stats_count_it(text_model):
     assert unseeded([first]) == unseeded([second])
     assert second.timings.cached_prompt_tokens > 0 and stats.cached_tokens > 0
     assert stats.max_batch == 2 and stats.steps > 0 and stats.generated_tokens == 8
+    # Each step is of one kind; the two requests ran one after the other, so none was mixed.
+    kinds = (stats.decode_steps, stats.mixed_steps, stats.prompt_steps)
+    assert sum(k.steps for k in kinds) == stats.steps and stats.mixed_steps.steps == 0
+    assert stats.prompt_steps.steps == 2 and stats.decode_steps.steps == 6
+    assert sum(k.rows for k in kinds) == stats.prefill_tokens + stats.generated_tokens - 2
+    assert stats.prompt_steps.seconds > 0 and stats.decode_steps.seconds > 0
     assert stats.queued == stats.running == stats.busy_slots == 0
     with eagerlm.Engine(text_model, prompt_cache=False) as engine:
         engine.submit(prompt, max_new_tokens=4).wait()

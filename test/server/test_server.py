@@ -174,6 +174,15 @@ class Endpoints(unittest.TestCase):
             self.assertIn(name, text)
         self.assertRegex(text, r'eagerlm_http_requests_total\{endpoint="/v1/completions",status="200"\} [1-9]')
         self.assertEqual(self.s.metric("eagerlm_slots_total"), 4)
+        # Every engine step is of one kind; the completion above ran a prompt and a decode step.
+        # (Other tests may be running requests between the two reads: the sum is read last.)
+        by_kind = {k: self.s.metric('eagerlm_engine_steps_by_kind_total{kind="%s"}' % k)
+                   for k in ("decode", "mixed", "prompt")}
+        self.assertGreater(by_kind["prompt"], 0)
+        self.assertGreater(by_kind["decode"], 0)
+        self.assertGreaterEqual(self.s.metric("eagerlm_engine_steps_total"), sum(by_kind.values()))
+        self.assertGreater(self.s.metric('eagerlm_engine_step_seconds_total{kind="prompt"}'), 0)
+        self.assertGreater(self.s.metric('eagerlm_engine_step_rows_total{kind="prompt"}'), 0)
 
     def test_greedy_equals_generate(self):
         ref = generate_cli(MODEL_DIR, "Hello world", 8)
