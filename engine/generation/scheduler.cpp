@@ -368,6 +368,13 @@ bool Scheduler::Impl::step() {
     any_host = any_host || (row.wanted && !s.request->device);
   }
 
+  // The step's kind, counted whether or not the model succeeds (stats.steps counts it either way).
+  int64_t prompt_rows = 0;  // the rows after the `used` decode rows are prompt chunks
+  for (size_t k = size_t(used); k < rows.size(); ++k) prompt_rows += rows[k].n_tokens;
+  StepKindStats& kind = prompt_rows == 0 ? stats.decode_only : used == 0 ? stats.prompt_only : stats.mixed;
+  ++kind.steps;
+  kind.rows += used + prompt_rows;
+
   const SampledToken* sampled = nullptr;
   const float* logits = nullptr;
   const auto model_start = Clock::now();
@@ -379,6 +386,7 @@ bool Scheduler::Impl::step() {
       logits = model.step(steps);
     }
   } catch (...) {
+    kind.model_ms += ms_between(model_start, Clock::now());
     // The model failed: every request in this step ends with the error, and what their slots
     // hold is no longer known.
     const std::exception_ptr error = std::current_exception();
@@ -394,11 +402,6 @@ bool Scheduler::Impl::step() {
     return true;
   }
 
-  int64_t prompt_rows = 0;  // the rows after the `used` decode rows are prompt chunks
-  for (size_t k = size_t(used); k < rows.size(); ++k) prompt_rows += rows[k].n_tokens;
-  StepKindStats& kind = prompt_rows == 0 ? stats.decode_only : used == 0 ? stats.prompt_only : stats.mixed;
-  ++kind.steps;
-  kind.rows += used + prompt_rows;
   kind.model_ms += ms_between(model_start, Clock::now());
   // The fed tokens are in the cache now.
   for (const Row& row : rows) {

@@ -71,7 +71,9 @@ struct Request {
   DoneCallback on_done;
 };
 
-// Steps of one kind: how many, the rows they carried, and the time the model took on them.
+// Steps of one kind: how many, the rows they carried, and the time the model took on them (with
+// sampling where the device samples; host sampling left out). A decode row is a sequence's one
+// token, so each later sample of an n > 1 request counts its prompt's last token there.
 struct StepKindStats {
   int64_t steps = 0;
   int64_t rows = 0;

@@ -35,7 +35,7 @@ struct EngineSettings {
 };
 
 // Steps of one kind since the engine started: how many, the rows (tokens) they carried, and the
-// model's seconds on them (sampling left out).
+// model's seconds on them (host-side sampling left out).
 struct StepCounts {
   uint64_t steps = 0;
   uint64_t rows = 0;

@@ -27,7 +27,7 @@ class StepCounts:
 
     steps: int
     rows: int  #: tokens they carried
-    seconds: float  #: the model's time on them (sampling left out)
+    seconds: float  #: the model's time on them (host-side sampling left out)
 
 
 @dataclass(frozen=True)

@@ -483,6 +483,12 @@ TEST_CASE("a model error ends the requests of that step; the scheduler goes on",
   REQUIRE(error);
   CHECK_THROWS_WITH(std::rethrow_exception(error), Catch::Contains("device lost"));
   CHECK(s.idle());
+  // The failed step still counts, as the decode step it was.
+  const SchedulerStats st = s.stats();
+  CHECK(st.steps == 2);
+  CHECK(st.prompt_only.steps == 1);
+  CHECK(st.decode_only.steps == 1);
+  CHECK(st.decode_only.rows == 1);
   model.fail = false;
   std::vector<GenerationResult> after;
   r.on_done = [&](RequestOutcome&& o) { after = std::move(o.results); };
