@@ -5,17 +5,15 @@
 #pragma once
 
 #include <fcntl.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <exception>
-#include <filesystem>
 #include <string>
 #include <string_view>
-#include <system_error>
 
 #include "engine/core/error.h"
+#include "test/support/temp_dir.h"
 
 namespace eagerlm::fuzz {
 
@@ -34,21 +32,11 @@ void expect_clean(Body&& body) {
 }
 
 // This process's scratch directory (created once; the files in it are rewritten per input;
-// removed when the fuzzer exits normally).
+// removed when the fuzzer exits normally): the tests' TempDir.
 inline const std::string& scratch_dir() {
-  struct RemovedAtExit {
-    std::string path;
-    ~RemovedAtExit() {
-      std::error_code ignored;
-      std::filesystem::remove_all(path, ignored);
-    }
-  };
-  static const RemovedAtExit dir{[] {
-    std::string pattern = "/tmp/eagerlm-fuzz-XXXXXX";
-    if (!mkdtemp(pattern.data())) std::abort();
-    return pattern;
-  }()};
-  return dir.path;
+  static const test::TempDir scratch;
+  static const std::string dir = scratch.str();
+  return dir;
 }
 
 // Writes `bytes` as `name` in the scratch directory (replacing what was there) and returns the path.

@@ -12,10 +12,10 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <system_error>
 
 #include "models/gpt2/checkpoint.h"
 #include "test/models/test_models_util.h"
+#include "test/support/temp_dir.h"
 
 namespace eagerlm::test {
 
@@ -46,23 +46,17 @@ inline Run run_cli(const std::string& args, const std::string& input = "", const
 }
 
 // A tiny random GPT-2 with the real vocabulary size, so every GPT-2 token id is valid. Written
-// once per test process, removed when it exits (6.5 MB a run would otherwise pile up in /tmp).
+// once per test process into a TempDir, which goes when the process exits (6.5 MB a run would
+// otherwise pile up in /tmp).
 inline const std::string& tiny_model_dir() {
-  struct RemovedAtExit {
-    std::string path;
-    ~RemovedAtExit() {
-      std::error_code ignored;
-      std::filesystem::remove_all(path, ignored);
-    }
-  };
-  static const RemovedAtExit dir{[] {
-    const std::filesystem::path d =
-        std::filesystem::temp_directory_path() / ("eagerlm-cli-model-" + std::to_string(getpid()));
+  static const TempDir scratch;
+  static const std::string dir = [] {
+    const std::string d = scratch / "tiny-gpt2";
     auto c = eagerlm::test::tiny_config(2, 32, 4, 64, 50257);
-    eagerlm::gpt2::save_checkpoint(d.string(), c, eagerlm::test::random_parameters(c, 17));
-    return d.string();
-  }()};
-  return dir.path;
+    eagerlm::gpt2::save_checkpoint(d, c, eagerlm::test::random_parameters(c, 17));
+    return d;
+  }();
+  return dir;
 }
 
 inline int count_lines(const std::string& s) { return int(std::count(s.begin(), s.end(), '\n')); }
