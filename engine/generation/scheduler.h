@@ -72,8 +72,8 @@ struct Request {
 };
 
 // Steps of one kind: how many, the rows they carried, and the time the model took on them (with
-// sampling where the device samples; host sampling left out). A decode row is a sequence's one
-// token, so each later sample of an n > 1 request counts its prompt's last token there.
+// sampling where the device samples; host sampling left out). Each later sample of an n > 1
+// request feeds its prompt's last token as a prompt row, as prefill_tokens counts it.
 struct StepKindStats {
   int64_t steps = 0;
   int64_t rows = 0;
